@@ -1,0 +1,11 @@
+# Every dependency comes from Debian's packages through find_package; nothing is downloaded here.
+set(THREADS_PREFER_PTHREAD_FLAG ON)
+find_package(Threads REQUIRED)
+find_package(TBB REQUIRED CONFIG)        # libtbb-dev: parallel loops in the CPU kernels
+find_package(spdlog REQUIRED CONFIG)     # libspdlog-dev: the VM's logging
+if(OFL_BUILD_TESTS)
+  find_package(GTest REQUIRED)           # libgtest-dev
+endif()
+if(OFL_BUILD_BENCH)
+  find_package(benchmark REQUIRED CONFIG)  # libbenchmark-dev
+endif()

@@ -1,0 +1,266 @@
+// The CPU "repeat" kernel: tiles a strided input into a contiguous output (torch.Tensor.repeat),
+// moving whole contiguous runs rather than single elements.
+//
+// Every output element equals the one at (index mod input shape). The kernel works in three
+// passes over the output viewed as rows of its (merged) innermost dim:
+//   1. the input is copied once into the "first tile" (the rows and columns whose index is already
+//      below the input shape),
+//   2. each first-tile row replicates its leading run by doubling memcpys until it is a prefix of
+//      at least kPieceBytes (so later copies move large pieces from cache),
+//   3. every other byte of the output is copied from a first-tile prefix, with consecutive pieces
+//      coalesced into one memcpy.
+// Each pass reads only what an earlier pass wrote, so each can be split freely over threads.
+#include <algorithm>
+#include <cstring>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/index_util.h"
+#include "oneflow_lite/error.h"
+
+namespace ofl::kernels::cpu {
+
+namespace {
+
+constexpr int64_t kParallelBytes = 256 << 10;
+constexpr int64_t kGrainBytes = 64 << 10;
+// Replicated prefixes grow to at least this size: big enough that a memcpy of one is efficient,
+// small enough to stay in L1 while it is copied again and again.
+constexpr int64_t kPieceBytes = 8 << 10;
+
+// The output as rows of row_len elements; the outer dims (out_size[i] = repeats * in_size[i])
+// index rows, and row_stride[i] is in rows.
+struct RowPlan {
+  int outer = 0;
+  int64_t out_size[kMaxDims];
+  int64_t in_size[kMaxDims];
+  int64_t row_stride[kMaxDims];
+  int64_t row_len = 0;  // elements per output row
+  int64_t prefix = 0;   // elements of each first-tile row written by passes 1 and 2
+  int64_t es = 0;       // element size in bytes
+};
+
+// Gathers adjacent (dst, src) pieces into one memcpy.
+class CoalescingCopier {
+ public:
+  void Add(char* dst, const char* src, int64_t n) {
+    if (dst == dst_ + len_ && src == src_ + len_) {
+      len_ += n;
+      return;
+    }
+    Flush();
+    dst_ = dst;
+    src_ = src;
+    len_ = n;
+  }
+  void Flush() {
+    if (len_ > 0) CopyBytes(dst_, src_, static_cast<size_t>(len_));
+    len_ = 0;
+  }
+
+ private:
+  char* dst_ = nullptr;
+  const char* src_ = nullptr;
+  int64_t len_ = 0;
+};
+
+// Pass 3 for the output elements [begin, end): out[row][col] = out[row mod tile][col mod prefix].
+// A row is a first-tile row exactly when its source row is itself; its prefix is already written.
+void FillFromPrefixes(const RowPlan& p, char* out, int64_t begin, int64_t end) {
+  const int64_t len = p.row_len;
+  const int64_t prefix = p.prefix;
+  const int64_t es = p.es;
+  int64_t row = begin / len;
+  int64_t col = begin - row * len;
+  int64_t o[kMaxDims];  // row's multi-index
+  int64_t m[kMaxDims];  // o mod in_size
+  int64_t src_row = 0;
+  int64_t rest = row;
+  for (int i = p.outer - 1; i >= 0; --i) {
+    if (rest == 0) {  // skip the divisions a serial call (begin == 0) would otherwise pay
+      o[i] = m[i] = 0;
+      continue;
+    }
+    const int64_t q = rest / p.out_size[i];
+    o[i] = rest - q * p.out_size[i];
+    m[i] = o[i] % p.in_size[i];
+    src_row += m[i] * p.row_stride[i];
+    rest = q;
+  }
+  CoalescingCopier copier;
+  int64_t pos = begin;
+  while (pos < end) {
+    const int64_t col_end = std::min(len, col + (end - pos));
+    int64_t c = col;
+    if (src_row == row && c < prefix) c = prefix;
+    char* dst_base = out + row * len * es;
+    const char* src_base = out + src_row * len * es;
+    // Only a piece that starts mid-row can start mid-prefix; the ones after it start at 0.
+    for (int64_t sc = c < prefix ? c : c % prefix; c < col_end; sc = 0) {
+      const int64_t n = std::min(prefix - sc, col_end - c);
+      copier.Add(dst_base + c * es, src_base + sc * es, n * es);
+      c += n;
+    }
+    pos += col_end - col;
+    col = 0;
+    ++row;
+    for (int i = p.outer - 1; i >= 0; --i) {
+      if (++o[i] < p.out_size[i]) {
+        if (++m[i] == p.in_size[i]) {
+          m[i] = 0;
+          src_row -= (p.in_size[i] - 1) * p.row_stride[i];
+        } else {
+          src_row += p.row_stride[i];
+        }
+        break;
+      }
+      src_row -= m[i] * p.row_stride[i];
+      o[i] = 0;
+      m[i] = 0;
+    }
+  }
+  copier.Flush();
+}
+
+// Pass 2 for first-tile rows [begin, end) (row-major over in_size): doubles the leading `tile`
+// elements of each row up to `prefix`.
+void DoublePrefixes(const LoopDims<1>& tile_rows, char* out, int64_t tile_bytes,
+                    int64_t prefix_bytes, int64_t begin, int64_t end) {
+  LoopCursor<1> c;
+  SeekCursor(tile_rows, tile_rows.ndim, begin, &c);
+  for (int64_t r = begin; r < end; ++r) {
+    char* row = out + c.offset[0];
+    for (int64_t have = tile_bytes; have < prefix_bytes;) {
+      const int64_t n = std::min(have, prefix_bytes - have);
+      CopyBytes(row + have, row, static_cast<size_t>(n));
+      have += n;
+    }
+    AdvanceCursor(tile_rows, tile_rows.ndim, &c);
+  }
+}
+
+std::string ShapeMismatch(const TensorArg& in, const TensorArg& out, const KernelContext& ctx) {
+  return "repeat: output shape " + out.shape.str() + " does not match input shape " +
+         in.shape.str() + " repeated by " + ToString(ctx.attrs);
+}
+
+}  // namespace
+
+void RepeatKernel(const KernelContext& ctx) {
+  const TensorArg& in = ctx.inputs[0];
+  const TensorArg& out = ctx.outputs[0];
+  const int n = out.shape.ndim();
+  const int k = in.shape.ndim();
+  if (static_cast<int>(ctx.attrs.size()) != n || k > n)
+    throw InvalidArgument(ShapeMismatch(in, out, ctx));
+  if (in.dtype != out.dtype) {
+    throw InvalidArgument("repeat: input dtype " + to_string(in.dtype) +
+                          " differs from output dtype " + to_string(out.dtype));
+  }
+  const int64_t es = static_cast<int64_t>(element_size(out.dtype));
+
+  // Simplified dims: in size s, repeats r, input stride st. Dims with s == r == 1 vanish; a dim
+  // merges into the previous one when it is not repeated and the two are contiguous in the input
+  // (or the previous one has s == 1), or when both are pure repeats of a single element.
+  int64_t s[kMaxDims];
+  int64_t r[kMaxDims];
+  int64_t st[kMaxDims];
+  int dims = 0;
+  bool empty = false;
+  for (int i = 0; i < n; ++i) {
+    const int j = i - (n - k);
+    const int64_t si = j < 0 ? 1 : in.shape[j];
+    const int64_t ri = ctx.attrs[i];
+    if (ri < 0 || out.shape[i] != si * ri) throw InvalidArgument(ShapeMismatch(in, out, ctx));
+    if (si == 0 || ri == 0) empty = true;
+    if (si == 1 && ri == 1) continue;
+    const int64_t sti = si == 1 ? 0 : in.stride[j];
+    if (dims > 0) {
+      const int p = dims - 1;
+      if (ri == 1 && (s[p] == 1 || st[p] == sti * si)) {
+        s[p] *= si;
+        st[p] = sti;
+        continue;
+      }
+      if (s[p] == 1 && si == 1) {
+        r[p] *= ri;
+        continue;
+      }
+    }
+    s[dims] = si;
+    r[dims] = ri;
+    st[dims] = sti;
+    ++dims;
+  }
+  if (empty) return;
+  int64_t expect_stride = 1;
+  for (int i = n - 1; i >= 0; --i) {  // pass 3 reads the output as rows of a contiguous array
+    if (out.stride[i] != expect_stride && out.shape[i] != 1) {
+      throw InvalidArgument("repeat: output strides " + ToString(out.stride.vec()) +
+                            " are not contiguous for shape " + out.shape.str());
+    }
+    expect_stride *= out.shape[i];
+  }
+  if (dims == 0) {
+    std::memcpy(out.data, in.data, static_cast<size_t>(es));
+    return;
+  }
+
+  RowPlan p;
+  p.outer = dims - 1;
+  p.es = es;
+  const int64_t tile = s[dims - 1];
+  p.row_len = tile * r[dims - 1];
+  int64_t rows = 1;
+  for (int i = p.outer - 1; i >= 0; --i) {
+    p.in_size[i] = s[i];
+    p.out_size[i] = s[i] * r[i];
+    p.row_stride[i] = rows;
+    rows *= p.out_size[i];
+  }
+  const int64_t total = rows * p.row_len;
+  const bool parallel = total * es > kParallelBytes;
+  char* const base = static_cast<char*>(out.data);
+
+  // Pass 1: the input into the first tile.
+  int64_t tile_stride[kMaxDims];
+  for (int i = 0; i < p.outer; ++i) tile_stride[i] = p.row_stride[i] * p.row_len;
+  tile_stride[dims - 1] = 1;
+  StridedCopy(base, tile_stride, in.data, st, s, dims, static_cast<size_t>(es));
+
+  // Pass 2: grow each first-tile row's run to a prefix of whole tiles worth copying.
+  const int64_t tile_bytes = tile * es;
+  const int64_t tiles_per_piece = std::max<int64_t>(1, (kPieceBytes + tile_bytes - 1) / tile_bytes);
+  p.prefix = std::min(p.row_len, tile * tiles_per_piece);
+  LoopDims<1> tile_rows;
+  for (int i = 0; i < p.outer; ++i) PushDim(&tile_rows, s[i], {tile_stride[i] * es});
+  const int64_t num_tile_rows = NumElements(tile_rows);
+  if (p.prefix > tile) {
+    const int64_t prefix_bytes = p.prefix * es;
+    if (parallel && num_tile_rows * prefix_bytes > kParallelBytes) {
+      const int64_t grain = std::max<int64_t>(1, kGrainBytes / prefix_bytes);
+      tbb::parallel_for(tbb::blocked_range<int64_t>(0, num_tile_rows, grain),
+                        [&](const tbb::blocked_range<int64_t>& range) {
+                          DoublePrefixes(tile_rows, base, tile_bytes, prefix_bytes, range.begin(),
+                                         range.end());
+                        });
+    } else {
+      DoublePrefixes(tile_rows, base, tile_bytes, prefix_bytes, 0, num_tile_rows);
+    }
+  }
+
+  // Pass 3: everything else, from the prefixes.
+  if (p.prefix == p.row_len && num_tile_rows == rows) return;
+  if (parallel) {
+    tbb::parallel_for(tbb::blocked_range<int64_t>(0, total, kGrainBytes / es),
+                      [&](const tbb::blocked_range<int64_t>& range) {
+                        FillFromPrefixes(p, base, range.begin(), range.end());
+                      });
+  } else {
+    FillFromPrefixes(p, base, 0, total);
+  }
+}
+
+}  // namespace ofl::kernels::cpu

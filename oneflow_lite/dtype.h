@@ -1,0 +1,73 @@
+// Element types: the DType enum, element sizes, and the 2-byte float16 / bfloat16 host storage types.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace ofl {
+
+enum class DType { kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64 };
+
+inline constexpr int kNumDTypes = 10;
+
+size_t element_size(DType dtype);
+std::string to_string(DType dtype);
+
+// IEEE 754 binary16 storage with round-to-nearest-even conversion from float.
+struct float16 {
+  uint16_t bits = 0;
+  float16() = default;
+  float16(float f);  // NOLINT(google-explicit-constructor): mirrors the arithmetic types
+  operator float() const;  // NOLINT(google-explicit-constructor)
+  static float16 from_bits(uint16_t b) {
+    float16 h;
+    h.bits = b;
+    return h;
+  }
+};
+
+// bfloat16: the upper half of a float32, rounded to nearest even.
+struct bfloat16 {
+  uint16_t bits = 0;
+  bfloat16() = default;
+  bfloat16(float f);  // NOLINT(google-explicit-constructor)
+  operator float() const {  // NOLINT(google-explicit-constructor)
+    uint32_t u = static_cast<uint32_t>(bits) << 16;
+    float f;
+    std::memcpy(&f, &u, sizeof(f));
+    return f;
+  }
+  static bfloat16 from_bits(uint16_t b) {
+    bfloat16 h;
+    h.bits = b;
+    return h;
+  }
+};
+
+inline bool operator==(float16 a, float16 b) { return a.bits == b.bits; }
+inline bool operator==(bfloat16 a, bfloat16 b) { return a.bits == b.bits; }
+
+// Maps a C++ element type to its DType (used by tensor<T>() and to_vector<T>()).
+template <class T>
+struct DTypeOf;
+#define OFL_DTYPE_OF(T, D)                       \
+  template <>                                    \
+  struct DTypeOf<T> {                            \
+    static constexpr DType value = DType::D;     \
+  };
+OFL_DTYPE_OF(bool, kBool)
+OFL_DTYPE_OF(uint8_t, kUInt8)
+OFL_DTYPE_OF(int8_t, kInt8)
+OFL_DTYPE_OF(int16_t, kInt16)
+OFL_DTYPE_OF(int32_t, kInt32)
+OFL_DTYPE_OF(int64_t, kInt64)
+OFL_DTYPE_OF(float16, kFloat16)
+OFL_DTYPE_OF(bfloat16, kBFloat16)
+OFL_DTYPE_OF(float, kFloat32)
+OFL_DTYPE_OF(double, kFloat64)
+#undef OFL_DTYPE_OF
+
+}  // namespace ofl

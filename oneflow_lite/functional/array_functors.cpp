@@ -1,0 +1,161 @@
+// Functors for the view and copy ops: expand, repeat, reshape, permute, narrow, contiguous and the
+// backward of expand and repeat.
+#include <string>
+
+#include "oneflow_lite/functional/functional.h"
+#include "oneflow_lite/functional/functor_util.h"
+#include "ops/array_ops.h"
+
+namespace ofl {
+
+using functional::ImplOf;
+using functional::KernelCache;
+using functional::MakeView;
+using functional::NewTensor;
+
+namespace {
+KernelCache copy_kernel("copy");
+KernelCache repeat_kernel("repeat");
+KernelCache reduce_kernel("reduce_sum_to");
+
+// Materialises a (possibly strided) view of x into a new contiguous tensor through the copy kernel.
+Tensor CopyView(const char* op, const TensorImpl& x, const Shape& shape,
+                const std::vector<int64_t>& stride, int64_t offset) {
+  Tensor out = NewTensor(shape, x.dtype(), x.device());
+  kernels::KernelFn fn = copy_kernel.Get(x.device().type());
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    b->OpCall(op, fn, {x.arg(shape, stride, offset)}, {out.impl()->arg()});
+  });
+  return out;
+}
+
+void CheckNotBool(const char* op, DType dtype) {
+  if (dtype == DType::kBool) {
+    throw InvalidArgument(std::string(op) +
+                          ": dtype bool is not supported (gradients are summed); got a bool dy");
+  }
+}
+}  // namespace
+
+Tensor expand(const Tensor& x, const std::vector<int64_t>& sizes) {
+  const TensorImpl& impl = ImplOf("expand", x);
+  ops::ViewGeometry g =
+      ops::InferExpand(impl.shape(), impl.stride(), sizes, element_size(impl.dtype()));
+  if (functional::ViewsDisabled()) return CopyView("expand", impl, g.shape, g.stride, impl.offset());
+  return MakeView(x, g.shape, std::move(g.stride), impl.offset());
+}
+
+Tensor contiguous(const Tensor& x) {
+  const TensorImpl& impl = ImplOf("contiguous", x);
+  if (ops::IsContiguous(impl.shape(), impl.stride())) return x;
+  return CopyView("contiguous", impl, impl.shape(), impl.stride(), impl.offset());
+}
+
+Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats) {
+  const TensorImpl& impl = ImplOf("repeat", x);
+  const Shape out_shape = ops::InferRepeat(impl.shape(), repeats, element_size(impl.dtype()));
+  Tensor out = NewTensor(out_shape, impl.dtype(), impl.device());
+  kernels::KernelFn fn = repeat_kernel.Get(impl.device().type());
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    b->OpCall("repeat", fn, {impl.arg()}, {out.impl()->arg()}, repeats);
+  });
+  return out;
+}
+
+Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
+  const TensorImpl& impl = ImplOf("reshape", x);
+  const Shape out_shape = ops::InferReshape(impl.shape(), shape);
+  if (auto stride = ops::ReshapeStrides(impl.shape(), impl.stride(), out_shape)) {
+    return MakeView(x, out_shape, std::move(*stride), impl.offset());
+  }
+  Tensor c = contiguous(x);
+  return MakeView(c, out_shape, ContiguousStrides(out_shape), c.storage_offset());
+}
+
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
+  const TensorImpl& impl = ImplOf("permute", x);
+  ops::ViewGeometry g = ops::InferPermute(impl.shape(), impl.stride(), dims);
+  return MakeView(x, g.shape, std::move(g.stride), impl.offset());
+}
+
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
+  const TensorImpl& impl = ImplOf("narrow", x);
+  ops::ViewGeometry g = ops::InferNarrow(impl.shape(), impl.stride(), dim, start, length);
+  return MakeView(x, g.shape, std::move(g.stride), impl.offset() + g.offset_delta);
+}
+
+Tensor expand_backward(const Tensor& dy, const Shape& input_shape) {
+  const TensorImpl& impl = ImplOf("expand_backward", dy);
+  CheckNotBool("expand_backward", impl.dtype());
+  ops::CheckShape("expand_backward", "input_shape", input_shape, element_size(impl.dtype()));
+  const Shape target = ops::InferExpandBackward(impl.shape(), input_shape);
+  Tensor out = NewTensor(input_shape, impl.dtype(), impl.device());
+  kernels::KernelFn fn = reduce_kernel.Get(impl.device().type());
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    b->OpCall("expand_backward", fn, {impl.arg()},
+              {out.impl()->arg(target, ContiguousStrides(target), 0)});
+  });
+  return out;
+}
+
+Tensor repeat_backward(const Tensor& dy, const Shape& input_shape,
+                       const std::vector<int64_t>& repeats) {
+  const TensorImpl& impl = ImplOf("repeat_backward", dy);
+  CheckNotBool("repeat_backward", impl.dtype());
+  ops::CheckRepeatBackward(impl.shape(), input_shape, repeats);
+  const int64_t n = static_cast<int64_t>(repeats.size());
+  const int64_t k = input_shape.ndim();
+  std::vector<int64_t> in_padded(static_cast<size_t>(n), 1);
+  int64_t splits = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t dim = k - (n - j);
+    if (dim >= 0) in_padded[j] = input_shape[dim];
+    if (repeats[j] != 1 && in_padded[j] != 1) ++splits;
+  }
+  kernels::KernelFn fn = reduce_kernel.Get(impl.device().type());
+  auto reduce = [&](const TensorImpl& src, const std::vector<int64_t>& view_shape,
+                    const std::vector<int64_t>& view_stride, const std::vector<int64_t>& target,
+                    const Shape& out_shape) {
+    Tensor out = NewTensor(out_shape, src.dtype(), src.device());
+    const Shape target_shape(target);
+    vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+      b->OpCall("repeat_backward", fn, {src.arg(Shape(view_shape), view_stride, src.offset())},
+                {out.impl()->arg(target_shape, ContiguousStrides(target_shape), 0)});
+    });
+    return out;
+  };
+  if (n + splits <= kMaxDims) {
+    // dy's dim j (size r*s, stride t) is viewed as (r, s) with strides (s*t, t); r is summed.
+    std::vector<int64_t> view_shape, view_stride, target;
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t r = repeats[j], s = in_padded[j], t = impl.stride()[j];
+      if (r != 1 && s != 1) {
+        view_shape.insert(view_shape.end(), {r, s});
+        view_stride.insert(view_stride.end(), {s * t, t});
+        target.insert(target.end(), {1, s});
+      } else {
+        view_shape.push_back(impl.shape()[j]);
+        view_stride.push_back(t);
+        target.push_back(s);
+      }
+    }
+    return reduce(impl, view_shape, view_stride, target, input_shape);
+  }
+  // Too many dims to split at once: reduce one dim per round over a contiguous copy, seen as
+  // (before, r, s, after). Every round is one OpCall; the order of each sum stays fixed.
+  Tensor cur = contiguous(dy);
+  std::vector<int64_t> sizes(impl.shape().begin(), impl.shape().end());
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t r = repeats[j], s = in_padded[j];
+    if (r == 1) continue;
+    int64_t before = 1, after = 1;
+    for (int64_t d = 0; d < j; ++d) before *= sizes[d];
+    for (int64_t d = j + 1; d < n; ++d) after *= sizes[d];
+    sizes[j] = s;
+    cur = reduce(*cur.impl(), {before, r, s, after}, {r * s * after, s * after, after, 1},
+                 {before, 1, s, after}, Shape(sizes));
+  }
+  return reshape(cur, input_shape.vec());
+}
+
+}  // namespace ofl

@@ -1,0 +1,58 @@
+// The op calls of the public API. Each validates its arguments and infers the output's shape
+// synchronously (errors are thrown here, before anything is queued), then queues its work on the VM.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "oneflow_lite/device.h"
+#include "oneflow_lite/dtype.h"
+#include "oneflow_lite/memory_stats.h"
+#include "oneflow_lite/shape.h"
+#include "oneflow_lite/tensor.h"
+
+namespace ofl {
+
+Tensor empty(const Shape& shape, DType dtype = DType::kFloat32, const Device& device = Device("cpu"));
+// Copies `data` (numel * element_size bytes, row-major) before returning.
+Tensor from_host(const void* data, const Shape& shape, DType dtype,
+                 const Device& device = Device("cpu"));
+template <class T>
+Tensor tensor(const std::vector<T>& data, const Shape& shape, const Device& device = Device("cpu"));
+
+Tensor expand(const Tensor& x, const std::vector<int64_t>& sizes);
+Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);
+Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape);  // one -1 allowed
+Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
+Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
+Tensor contiguous(const Tensor& x);
+// Sums dy over the dims that expand broadcast; the result has input_shape.
+Tensor expand_backward(const Tensor& dy, const Shape& input_shape);
+// Sums dy over the tiles of repeat(input, repeats); the result has input_shape.
+Tensor repeat_backward(const Tensor& dy, const Shape& input_shape,
+                       const std::vector<int64_t>& repeats);
+
+// Waits for all issued work; re-throws the first error raised inside the VM not yet reported.
+void sync();
+
+MemoryStats memory_stats(const Device& device);
+void empty_cache(const Device& device);
+// Caps the device pool's reserved bytes (0 = no cap); makes out-of-memory testable.
+void set_memory_limit(const Device& device, int64_t bytes);
+
+namespace detail {
+Tensor TensorFromVector(const void* data, size_t count, DType dtype, const Shape& shape,
+                        const Device& device);
+Tensor TensorFromBools(const std::vector<bool>& data, const Shape& shape, const Device& device);
+}  // namespace detail
+
+template <class T>
+Tensor tensor(const std::vector<T>& data, const Shape& shape, const Device& device) {
+  return detail::TensorFromVector(data.data(), data.size(), DTypeOf<T>::value, shape, device);
+}
+template <>
+inline Tensor tensor<bool>(const std::vector<bool>& data, const Shape& shape, const Device& device) {
+  return detail::TensorFromBools(data, shape, device);
+}
+
+}  // namespace ofl

@@ -1,0 +1,38 @@
+#include "oneflow_lite/functional/functor_util.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace ofl::functional {
+
+Tensor NewTensor(const Shape& shape, DType dtype, const Device& device) {
+  vm::Stream* stream = vm::VirtualMachine::Get().GetStream(device);  // DeviceError if unusable
+  const size_t bytes = static_cast<size_t>(shape.numel()) * element_size(dtype);
+  auto blob = std::make_shared<vm::EagerBlobObject>(device, bytes, stream);
+  auto storage = std::make_shared<Storage>(std::move(blob));
+  return Tensor(std::make_shared<TensorImpl>(shape, ContiguousStrides(shape), 0, dtype, device,
+                                             std::move(storage)));
+}
+
+Tensor MakeView(const Tensor& x, const Shape& shape, std::vector<int64_t> stride, int64_t offset) {
+  const TensorImpl& impl = *x.impl();
+  return Tensor(std::make_shared<TensorImpl>(shape, std::move(stride), offset, impl.dtype(),
+                                             impl.device(), impl.storage()));
+}
+
+const TensorImpl& ImplOf(const char* op, const Tensor& x) {
+  if (!x.defined()) {
+    throw InvalidArgument(std::string(op) + ": the input tensor is undefined (default-constructed)");
+  }
+  return *x.impl();
+}
+
+bool ViewsDisabled() {
+  static const bool disabled = [] {
+    const char* v = std::getenv("OFL_DISABLE_VIEW");
+    return v != nullptr && std::strcmp(v, "0") != 0 && *v != '\0';
+  }();
+  return disabled;
+}
+
+}  // namespace ofl::functional

@@ -1,0 +1,43 @@
+// Helpers shared by the functors: making output tensors and looking up kernels once per call site.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "oneflow_lite/tensor.h"
+#include "oneflow_lite/tensor_impl.h"
+#include "vm/instructions_builder.h"
+
+namespace ofl::functional {
+
+// A kernel looked up on first use per device type, so the per-op path skips the registry's lock.
+class KernelCache {
+ public:
+  explicit KernelCache(const char* op) : op_(op) {}
+  kernels::KernelFn Get(DeviceType type) {
+    auto& slot = fns_[static_cast<int>(type)];
+    kernels::KernelFn fn = slot.load(std::memory_order_acquire);
+    if (fn == nullptr) {
+      fn = kernels::FindKernel(op_, type);
+      slot.store(fn, std::memory_order_release);
+    }
+    return fn;
+  }
+
+ private:
+  const char* op_;
+  std::atomic<kernels::KernelFn> fns_[2] = {};
+};
+
+// A contiguous tensor with a fresh storage on `device` (no memory yet: the writing instruction
+// allocates it in Prepare). The caller has validated the shape.
+Tensor NewTensor(const Shape& shape, DType dtype, const Device& device);
+// A view of x's storage.
+Tensor MakeView(const Tensor& x, const Shape& shape, std::vector<int64_t> stride, int64_t offset);
+const TensorImpl& ImplOf(const char* op, const Tensor& x);
+// True when OFL_DISABLE_VIEW=1: view ops then run as OpCalls producing contiguous outputs.
+bool ViewsDisabled();
+
+}  // namespace ofl::functional

@@ -1,0 +1,140 @@
+// Functors that create tensors, move bytes between the host and a tensor, and talk to the VM and
+// the pools: empty, from_host, tensor, copy_to_host, sync, memory_stats, empty_cache,
+// set_memory_limit.
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "oneflow_lite/functional/functional.h"
+#include "oneflow_lite/functional/functor_util.h"
+#include "ops/array_ops.h"
+
+namespace ofl {
+
+using functional::ImplOf;
+using functional::KernelCache;
+using functional::NewTensor;
+
+namespace {
+KernelCache empty_kernel("empty");
+KernelCache copy_kernel("copy");
+
+// Below this size from_host copies the caller's bytes into a staging buffer and returns at once;
+// above it, it waits for the device copy instead of copying twice.
+constexpr size_t kStagingLimit = size_t{64} << 10;
+}  // namespace
+
+Tensor empty(const Shape& shape, DType dtype, const Device& device) {
+  ops::CheckShape("empty", "shape", shape, element_size(dtype));
+  Tensor out = NewTensor(shape, dtype, device);
+  kernels::KernelFn fn = empty_kernel.Get(device.type());
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    b->OpCall("empty", fn, {}, {out.impl()->arg()});
+  });
+  return out;
+}
+
+Tensor from_host(const void* data, const Shape& shape, DType dtype, const Device& device) {
+  const int64_t numel = ops::CheckShape("from_host", "shape", shape, element_size(dtype));
+  const size_t bytes = static_cast<size_t>(numel) * element_size(dtype);
+  if (data == nullptr && bytes > 0) {
+    throw InvalidArgument("from_host: data is null but shape " + shape.str() + " of " +
+                          to_string(dtype) + " needs " + std::to_string(bytes) + " bytes");
+  }
+  Tensor out = NewTensor(shape, dtype, device);
+  const bool staged = bytes <= kStagingLimit;
+  std::shared_ptr<char[]> staging;
+  if (staged && bytes > 0) {
+    staging.reset(new char[bytes]);
+    std::memcpy(staging.get(), data, bytes);
+  }
+  const char* src = staged ? staging.get() : static_cast<const char*>(data);
+  vm::InstrRef access;
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    access = b->AccessBlobByCallback(
+        "from_host", out.impl()->arg(),
+        [staging, src, bytes](const kernels::TensorArg& dst) {
+          if (bytes > 0) std::memcpy(dst.data, src, bytes);
+        },
+        vm::AccessModifier::kMut);
+  });
+  if (!staged) {
+    auto& vm = vm::VirtualMachine::Get();
+    vm.Wait(access.get());
+    vm.ThrowIfFailed(access.get());
+  }
+  return out;
+}
+
+namespace detail {
+Tensor TensorFromVector(const void* data, size_t count, DType dtype, const Shape& shape,
+                        const Device& device) {
+  const int64_t numel = ops::CheckShape("tensor", "shape", shape, element_size(dtype));
+  if (static_cast<int64_t>(count) != numel) {
+    throw InvalidArgument("tensor: data has " + std::to_string(count) + " elements but shape " +
+                          shape.str() + " needs " + std::to_string(numel));
+  }
+  return from_host(data, shape, dtype, device);
+}
+
+Tensor TensorFromBools(const std::vector<bool>& data, const Shape& shape, const Device& device) {
+  std::unique_ptr<uint8_t[]> bytes(new uint8_t[data.size() + 1]);
+  for (size_t i = 0; i < data.size(); ++i) bytes[i] = data[i] ? 1 : 0;
+  return TensorFromVector(bytes.get(), data.size(), DType::kBool, shape, device);
+}
+}  // namespace detail
+
+void Tensor::copy_to_host(void* dst, size_t nbytes) const {
+  const TensorImpl& impl = ImplOf("copy_to_host", *this);
+  const size_t expect = static_cast<size_t>(impl.shape().numel()) * element_size(impl.dtype());
+  if (nbytes != expect) {
+    throw InvalidArgument("copy_to_host: nbytes " + std::to_string(nbytes) +
+                          " does not match the tensor's " + std::to_string(expect) +
+                          " bytes (shape " + impl.shape().str() + ", dtype " +
+                          to_string(impl.dtype()) + ")");
+  }
+  if (dst == nullptr && nbytes > 0) throw InvalidArgument("copy_to_host: dst is null");
+  const bool contiguous = ops::IsContiguous(impl.shape(), impl.stride());
+  kernels::KernelFn copy = copy_kernel.Get(DeviceType::kCPU);
+  vm::InstrRef access;
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    access = b->AccessBlobByCallback(
+        "copy_to_host", impl.arg(),
+        [dst, nbytes, contiguous, copy](const kernels::TensorArg& src) {
+          if (nbytes == 0) return;
+          if (contiguous) {
+            std::memcpy(dst, src.data, nbytes);
+            return;
+          }
+          kernels::KernelContext ctx;
+          kernels::TensorArg out = src;
+          out.data = dst;
+          out.stride = Shape(ContiguousStrides(src.shape));
+          ctx.inputs.push_back(src);
+          ctx.outputs.push_back(out);
+          copy(ctx);
+        },
+        vm::AccessModifier::kConst);
+  });
+  auto& vm = vm::VirtualMachine::Get();
+  vm.Wait(access.get());
+  vm.ThrowIfFailed(access.get());
+}
+
+void sync() { vm::VirtualMachine::Get().Sync(); }
+
+MemoryStats memory_stats(const Device& device) {
+  return vm::VirtualMachine::Get().GetAllocator(device)->stats();
+}
+
+void empty_cache(const Device& device) { vm::VirtualMachine::Get().GetAllocator(device)->EmptyCache(); }
+
+void set_memory_limit(const Device& device, int64_t bytes) {
+  if (bytes < 0) {
+    throw InvalidArgument("set_memory_limit: limit for " + device.str() +
+                          " must be >= 0 bytes (0 = no limit), got " + std::to_string(bytes));
+  }
+  vm::VirtualMachine::Get().GetAllocator(device)->SetLimit(bytes);
+}
+
+}  // namespace ofl

@@ -1,0 +1,10 @@
+// The umbrella header: everything a user of oneflow_lite needs.
+#pragma once
+
+#include "oneflow_lite/device.h"
+#include "oneflow_lite/dtype.h"
+#include "oneflow_lite/error.h"
+#include "oneflow_lite/functional/functional.h"
+#include "oneflow_lite/memory_stats.h"
+#include "oneflow_lite/shape.h"
+#include "oneflow_lite/tensor.h"

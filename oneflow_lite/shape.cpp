@@ -1,0 +1,75 @@
+#include "oneflow_lite/shape.h"
+
+#include <sstream>
+
+#include "oneflow_lite/error.h"
+
+namespace ofl {
+
+namespace {
+void CheckRank(int64_t ndim) {
+  if (ndim > kMaxDims) {
+    throw InvalidArgument("Shape: " + std::to_string(ndim) + " dims given, at most " +
+                          std::to_string(kMaxDims) + " are supported");
+  }
+}
+}  // namespace
+
+Shape::Shape(std::initializer_list<int64_t> dims) : Shape(dims.begin(), static_cast<int>(dims.size())) {}
+
+Shape::Shape(const std::vector<int64_t>& dims) {
+  CheckRank(static_cast<int64_t>(dims.size()));
+  ndim_ = static_cast<int>(dims.size());
+  for (int i = 0; i < ndim_; ++i) dims_[i] = dims[i];
+}
+
+Shape::Shape(const int64_t* dims, int ndim) {
+  CheckRank(ndim);
+  ndim_ = ndim;
+  for (int i = 0; i < ndim_; ++i) dims_[i] = dims[i];
+}
+
+int64_t Shape::numel() const {
+  int64_t n = 1;
+  for (int i = 0; i < ndim_; ++i) n *= dims_[i];
+  return n;
+}
+
+void Shape::push_back(int64_t d) {
+  CheckRank(ndim_ + 1);
+  dims_[ndim_++] = d;
+}
+
+std::string Shape::str() const {
+  std::string s = "(";
+  for (int i = 0; i < ndim_; ++i) s += std::to_string(dims_[i]) + ",";
+  return s + ")";
+}
+
+bool operator==(const Shape& a, const Shape& b) {
+  if (a.ndim_ != b.ndim_) return false;
+  for (int i = 0; i < a.ndim_; ++i) {
+    if (a.dims_[i] != b.dims_[i]) return false;
+  }
+  return true;
+}
+
+std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.str(); }
+
+std::string ToString(const std::vector<int64_t>& v) {
+  std::string s = "(";
+  for (int64_t d : v) s += std::to_string(d) + ",";
+  return s + ")";
+}
+
+std::vector<int64_t> ContiguousStrides(const Shape& shape) {
+  std::vector<int64_t> stride(static_cast<size_t>(shape.ndim()));
+  int64_t acc = 1;
+  for (int i = shape.ndim() - 1; i >= 0; --i) {
+    stride[i] = acc;
+    acc *= shape[i] > 0 ? shape[i] : 1;
+  }
+  return stride;
+}
+
+}  // namespace ofl

@@ -1,0 +1,65 @@
+#include "oneflow_lite/tensor.h"
+
+#include "oneflow_lite/functional/functional.h"
+#include "oneflow_lite/functional/functor_util.h"
+#include "ops/array_ops.h"
+
+namespace ofl {
+
+Storage::~Storage() {
+  if (!blob) return;
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) { b->ReleaseTensor(std::move(blob)); });
+}
+
+vm::BlobArg TensorImpl::arg() const { return arg(shape_, stride_, offset_); }
+
+vm::BlobArg TensorImpl::arg(const Shape& shape, const std::vector<int64_t>& stride,
+                            int64_t offset) const {
+  vm::BlobArg a;
+  a.blob = storage_->blob;
+  a.shape = shape;
+  a.stride = Shape(stride);
+  a.offset = offset;
+  a.dtype = dtype_;
+  return a;
+}
+
+const TensorImpl& Tensor::Get() const {
+  if (!impl_) throw InvalidArgument("Tensor: this tensor is undefined (default-constructed)");
+  return *impl_;
+}
+
+const Shape& Tensor::shape() const { return Get().shape(); }
+const std::vector<int64_t>& Tensor::stride() const { return Get().stride(); }
+int64_t Tensor::storage_offset() const { return Get().offset(); }
+DType Tensor::dtype() const { return Get().dtype(); }
+Device Tensor::device() const { return Get().device(); }
+int64_t Tensor::numel() const { return Get().shape().numel(); }
+int64_t Tensor::dim() const { return Get().shape().ndim(); }
+bool Tensor::is_contiguous() const { return ops::IsContiguous(Get().shape(), Get().stride()); }
+
+Tensor Tensor::contiguous() const { return ofl::contiguous(*this); }
+Tensor Tensor::expand(const std::vector<int64_t>& sizes) const { return ofl::expand(*this, sizes); }
+Tensor Tensor::repeat(const std::vector<int64_t>& r) const { return ofl::repeat(*this, r); }
+Tensor Tensor::reshape(const std::vector<int64_t>& s) const { return ofl::reshape(*this, s); }
+Tensor Tensor::permute(const std::vector<int64_t>& d) const { return ofl::permute(*this, d); }
+Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
+  return ofl::narrow(*this, dim, start, length);
+}
+
+namespace detail {
+void ThrowDTypeMismatch(const char* op, DType requested, DType actual) {
+  throw InvalidArgument(std::string(op) + ": requested element type " + to_string(requested) +
+                        " but the tensor's dtype is " + to_string(actual));
+}
+}  // namespace detail
+
+template <>
+std::vector<bool> Tensor::to_vector<bool>() const {
+  if (dtype() != DType::kBool) detail::ThrowDTypeMismatch("to_vector", DType::kBool, dtype());
+  std::vector<uint8_t> bytes(static_cast<size_t>(numel()));
+  copy_to_host(bytes.data(), bytes.size());
+  return std::vector<bool>(bytes.begin(), bytes.end());
+}
+
+}  // namespace ofl

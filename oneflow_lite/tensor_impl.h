@@ -1,0 +1,59 @@
+// TensorImpl: a tensor's view metadata plus the storage it shares with its views. Internal: the
+// public API speaks of Tensor only.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "oneflow_lite/device.h"
+#include "oneflow_lite/dtype.h"
+#include "oneflow_lite/shape.h"
+#include "vm/eager_blob_object.h"
+#include "vm/instruction.h"
+
+namespace ofl {
+
+// Owned by the tensors that view it; when the last one dies it issues ReleaseTensor, which the VM
+// orders after every instruction still using the blob.
+struct Storage {
+  explicit Storage(vm::BlobPtr b) : blob(std::move(b)) {}
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  vm::BlobPtr blob;
+};
+
+class TensorImpl {
+ public:
+  TensorImpl(Shape shape, std::vector<int64_t> stride, int64_t offset, DType dtype, Device device,
+             std::shared_ptr<Storage> storage)
+      : shape_(shape),
+        stride_(std::move(stride)),
+        offset_(offset),
+        dtype_(dtype),
+        device_(device),
+        storage_(std::move(storage)) {}
+
+  const Shape& shape() const { return shape_; }
+  const std::vector<int64_t>& stride() const { return stride_; }
+  int64_t offset() const { return offset_; }
+  DType dtype() const { return dtype_; }
+  const Device& device() const { return device_; }
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+  const vm::BlobPtr& blob() const { return storage_->blob; }
+
+  // This view as an instruction operand.
+  vm::BlobArg arg() const;
+  // The same storage seen through another shape / stride / offset.
+  vm::BlobArg arg(const Shape& shape, const std::vector<int64_t>& stride, int64_t offset) const;
+
+ private:
+  Shape shape_;
+  std::vector<int64_t> stride_;
+  int64_t offset_;
+  DType dtype_;
+  Device device_;
+  std::shared_ptr<Storage> storage_;
+};
+
+}  // namespace ofl

@@ -1,0 +1,197 @@
+// The CPU "copy" kernel against an element-by-element reference: random shapes and layouts
+// (permuted, narrowed, broadcast inputs; permuted, gapped outputs), every dtype, tiny and parallel
+// sizes.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/cpu_kernels.h"
+#include "oneflow_lite/error.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace ofl::kernels::testing {
+namespace {
+
+// Copies `in_view` of `in` into `out_view` of `expected`, one element at a time.
+void ReferenceCopy(const Buffer& in, const View& in_view, Buffer* expected, const View& out_view,
+                   size_t es) {
+  const int64_t n = Numel(out_view.shape);
+  IndexWalker walker(out_view.shape);
+  for (int64_t i = 0; i < n; ++i, walker.Next()) {
+    const std::vector<int64_t>& idx = walker.index();
+    std::memcpy(expected->data() + OffsetOf(out_view, idx) * es,
+                in.data() + OffsetOf(in_view, idx) * es, es);
+  }
+}
+
+// Runs the kernel on random bytes and compares the whole output storage with the reference, so a
+// write outside the output view fails as well.
+void CheckCopy(std::mt19937_64& rng, DType dtype, const View& in_view, const View& out_view) {
+  SCOPED_TRACE("dtype " + to_string(dtype) + ", in " + Describe(in_view) + ", out " +
+               Describe(out_view));
+  const size_t es = element_size(dtype);
+  Buffer in = RandomBuffer(rng, in_view.storage, es);
+  Buffer out = RandomBuffer(rng, out_view.storage, es);
+  Buffer expected = out;
+  ReferenceCopy(in, in_view, &expected, out_view, es);
+  KernelContext ctx;
+  ctx.inputs.push_back(Arg(in, in_view, dtype));
+  ctx.outputs.push_back(Arg(out, out_view, dtype));
+  cpu::CopyKernel(ctx);
+  ASSERT_EQ(std::memcmp(out.data(), expected.data(), out.bytes), 0);
+}
+
+TEST(CopyKernelTest, RandomSmallLayoutsEveryDType) {
+  std::mt19937_64 rng(1);
+  for (DType dtype : AllDTypes()) {
+    for (int iter = 0; iter < 300; ++iter) {
+      const std::vector<int64_t> shape = RandomShape(rng, static_cast<int>(rng() % 7));
+      CheckCopy(rng, dtype, RandomView(rng, shape, /*broadcast=*/true),
+                RandomView(rng, shape, /*broadcast=*/false));
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(CopyKernelTest, RandomLargeLayoutsEveryDType) {
+  std::mt19937_64 rng(2);
+  for (DType dtype : AllDTypes()) {
+    const int64_t min_numel = kLargeBytes / static_cast<int64_t>(element_size(dtype));
+    for (int iter = 0; iter < 4; ++iter) {
+      const std::vector<int64_t> shape =
+          LargeShape(rng, 1 + static_cast<int>(rng() % 5), min_numel);
+      const bool contiguous_out = iter % 2 == 0;
+      CheckCopy(rng, dtype, RandomView(rng, shape, /*broadcast=*/true),
+                contiguous_out ? ContiguousView(shape) : RandomView(rng, shape, false));
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(CopyKernelTest, LargeContiguousAndBroadcastRows) {
+  std::mt19937_64 rng(3);
+  // One huge contiguous run (split inside the run), inner broadcast (fills), outer broadcast.
+  const std::vector<int64_t> shape = {300, 517};
+  View contiguous = ContiguousView(shape);
+  View inner_bcast = ContiguousView(shape);
+  inner_bcast.stride = {1, 0};
+  inner_bcast.storage = StorageFor(inner_bcast);
+  View outer_bcast = ContiguousView(shape);
+  outer_bcast.stride = {0, 1};
+  outer_bcast.storage = StorageFor(outer_bcast);
+  for (DType dtype : {DType::kUInt8, DType::kFloat16, DType::kFloat32, DType::kFloat64}) {
+    CheckCopy(rng, dtype, contiguous, contiguous);
+    CheckCopy(rng, dtype, inner_bcast, contiguous);
+    CheckCopy(rng, dtype, outer_bcast, contiguous);
+  }
+}
+
+TEST(CopyKernelTest, ScalarAndTwentyFiveDims) {
+  std::mt19937_64 rng(4);
+  for (DType dtype : AllDTypes()) {
+    CheckCopy(rng, dtype, ContiguousView({}), ContiguousView({}));
+    View in = ContiguousView({});
+    in.offset = 3;
+    in.storage = 4;
+    CheckCopy(rng, dtype, in, ContiguousView({}));
+    std::vector<int64_t> shape(kMaxDims, 1);
+    for (int i = 0; i < 10; ++i) shape[rng() % kMaxDims] = 2 + static_cast<int64_t>(rng() % 2);
+    for (int iter = 0; iter < 5; ++iter) {
+      CheckCopy(rng, dtype, RandomView(rng, shape, true), RandomView(rng, shape, false));
+    }
+  }
+}
+
+// Fills the expanded view of a contiguous input with distinct values and checks each output
+// element by its formula.
+template <class F>
+void CheckExpand(const std::vector<int64_t>& out_shape, const View& in_view, int64_t in_numel,
+                 F source_index) {
+  std::vector<float> in(static_cast<size_t>(in_numel));
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i) + 0.5f;
+  std::vector<float> out(static_cast<size_t>(Numel(out_shape)), -1.0f);
+  KernelContext ctx;
+  TensorArg a;
+  a.data = in.data();
+  a.shape = Shape(in_view.shape);
+  a.stride = Shape(in_view.stride);
+  a.dtype = DType::kFloat32;
+  ctx.inputs.push_back(a);
+  View out_view = ContiguousView(out_shape);
+  TensorArg o;
+  o.data = out.data();
+  o.shape = Shape(out_shape);
+  o.stride = Shape(out_view.stride);
+  o.dtype = DType::kFloat32;
+  ctx.outputs.push_back(o);
+  cpu::CopyKernel(ctx);
+  for (int64_t i = 0; i < Numel(out_shape); ++i) {
+    ASSERT_EQ(out[i], in[source_index(Unravel(out_shape, i))]) << "output element " << i;
+  }
+}
+
+TEST(CopyKernelTest, ExpandInnerSizeOneDim) {
+  // (4,3,1,2) -> (4,3,5,2): the broadcast dim sits between two contiguous ones.
+  View in;
+  in.shape = {4, 3, 5, 2};
+  in.stride = {6, 2, 0, 1};
+  CheckExpand({4, 3, 5, 2}, in, 24,
+              [](const std::vector<int64_t>& i) { return i[0] * 6 + i[1] * 2 + i[3]; });
+}
+
+TEST(CopyKernelTest, ExpandWithNewLeadingDims) {
+  // (1,4,3,5) -> (2,1,2,4,3,5).
+  View in;
+  in.shape = {2, 1, 2, 4, 3, 5};
+  in.stride = {0, 60, 0, 15, 5, 1};
+  CheckExpand({2, 1, 2, 4, 3, 5}, in, 60,
+              [](const std::vector<int64_t>& i) { return i[3] * 15 + i[4] * 5 + i[5]; });
+}
+
+TEST(CopyKernelTest, TinyExpandOfSizeOneDim) {
+  // (4,1,3) -> (4,5,3), the shape of the per-op throughput benchmark.
+  View in;
+  in.shape = {4, 5, 3};
+  in.stride = {3, 0, 1};
+  CheckExpand({4, 5, 3}, in, 12, [](const std::vector<int64_t>& i) { return i[0] * 3 + i[2]; });
+}
+
+TEST(CopyKernelTest, TransposedInput) {
+  View in;
+  in.shape = {7, 9};
+  in.stride = {1, 7};
+  CheckExpand({7, 9}, in, 63, [](const std::vector<int64_t>& i) { return i[1] * 7 + i[0]; });
+}
+
+TEST(CopyKernelTest, EmptyTensorWithNullData) {
+  KernelContext ctx;
+  TensorArg a;
+  a.shape = Shape({3, 0, 2});
+  a.stride = Shape({0, 2, 1});
+  ctx.inputs.push_back(a);
+  a.stride = Shape({2, 2, 1});
+  ctx.outputs.push_back(a);
+  EXPECT_NO_THROW(cpu::CopyKernel(ctx));
+}
+
+TEST(CopyKernelTest, MismatchedShapesOrDTypesThrow) {
+  std::vector<float> buf(6);
+  KernelContext ctx;
+  TensorArg a;
+  a.data = buf.data();
+  a.shape = Shape({2, 3});
+  a.stride = Shape({3, 1});
+  ctx.inputs.push_back(a);
+  a.shape = Shape({3, 2});
+  a.stride = Shape({2, 1});
+  ctx.outputs.push_back(a);
+  EXPECT_THROW(cpu::CopyKernel(ctx), InvalidArgument);
+  ctx.outputs[0] = ctx.inputs[0];
+  ctx.outputs[0].dtype = DType::kInt32;
+  EXPECT_THROW(cpu::CopyKernel(ctx), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace ofl::kernels::testing

@@ -1,0 +1,239 @@
+// Helpers for the CPU kernel tests: random shapes, random strided views over raw byte buffers, and
+// the naive index arithmetic the reference implementations use. Deliberately independent of
+// kernels/index_util.h, so a bug there cannot hide in both the kernel and its reference.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "oneflow_lite/dtype.h"
+#include "oneflow_lite/shape.h"
+
+namespace ofl::kernels::testing {
+
+inline const std::vector<DType>& AllDTypes() {
+  static const std::vector<DType> all = {
+      DType::kBool,  DType::kUInt8,   DType::kInt8,     DType::kInt16,   DType::kInt32,
+      DType::kInt64, DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64};
+  return all;
+}
+
+// Output sizes beyond this are certainly past every kernel's parallel threshold (256 KiB).
+inline constexpr int64_t kLargeBytes = 300 << 10;
+
+inline int64_t Numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+inline Shape ToShape(const std::vector<int64_t>& v) { return Shape(v); }
+
+// A strided layout inside a storage of `storage` elements; element [0,..,0] sits at `offset`.
+struct View {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> stride;
+  int64_t offset = 0;
+  int64_t storage = 1;
+};
+
+inline int64_t StorageFor(const View& v) {
+  int64_t last = v.offset;
+  for (size_t i = 0; i < v.shape.size(); ++i) {
+    if (v.shape[i] == 0) return v.offset + 1;
+    last += (v.shape[i] - 1) * v.stride[i];
+  }
+  return last + 1;
+}
+
+inline View ContiguousView(const std::vector<int64_t>& shape) {
+  View v;
+  v.shape = shape;
+  v.stride.assign(shape.size(), 0);
+  int64_t acc = 1;
+  for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+    v.stride[i] = acc;
+    acc *= std::max<int64_t>(shape[i], 1);
+  }
+  v.storage = StorageFor(v);
+  return v;
+}
+
+// A random layout: the dims laid out in memory in a random order, each padded by a random gap (a
+// narrowed view), some broadcast with stride 0 when `broadcast`, size-1 dims with an arbitrary
+// stride, and a random leading offset. Never overlapping unless broadcast.
+inline View RandomView(std::mt19937_64& rng, const std::vector<int64_t>& shape, bool broadcast) {
+  const int n = static_cast<int>(shape.size());
+  View v;
+  v.shape = shape;
+  v.stride.assign(n, 0);
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  if (rng() % 3 != 0) std::shuffle(order.begin(), order.end(), rng);
+  int64_t acc = 1 + static_cast<int64_t>(rng() % 4 == 0);  // sometimes every other element
+  for (int j = n - 1; j >= 0; --j) {
+    const int d = order[j];
+    if (shape[d] == 1) {
+      v.stride[d] = static_cast<int64_t>(rng() % 7);  // never read: any value is legal
+      continue;
+    }
+    if (broadcast && shape[d] > 1 && rng() % 4 == 0) {
+      v.stride[d] = 0;
+      continue;
+    }
+    v.stride[d] = acc;
+    const int64_t gap = rng() % 3 == 0 ? static_cast<int64_t>(rng() % 3) : 0;
+    acc *= std::max<int64_t>(shape[d], 1) + gap;
+  }
+  v.offset = static_cast<int64_t>(rng() % 4);
+  v.storage = StorageFor(v);
+  return v;
+}
+
+// Mostly small dims, many of size 1, sometimes a 0.
+inline std::vector<int64_t> RandomShape(std::mt19937_64& rng, int ndim) {
+  std::vector<int64_t> s(ndim);
+  for (int i = 0; i < ndim; ++i) s[i] = rng() % 3 == 0 ? 1 : 1 + static_cast<int64_t>(rng() % 5);
+  if (ndim > 0 && rng() % 12 == 0) s[rng() % ndim] = 0;
+  return s;
+}
+
+// A random shape of at least min_numel elements.
+inline std::vector<int64_t> LargeShape(std::mt19937_64& rng, int ndim, int64_t min_numel) {
+  std::vector<int64_t> s(ndim);
+  for (int i = 0; i < ndim; ++i) s[i] = 1 + static_cast<int64_t>(rng() % 6);
+  while (Numel(s) < min_numel) s[rng() % ndim] += 1 + static_cast<int64_t>(rng() % 8);
+  return s;
+}
+
+// Raw storage, 8-byte aligned, filled with random bytes.
+struct Buffer {
+  std::vector<uint64_t> words;
+  size_t bytes = 0;
+  char* data() { return reinterpret_cast<char*>(words.data()); }
+  const char* data() const { return reinterpret_cast<const char*>(words.data()); }
+};
+
+inline Buffer RandomBuffer(std::mt19937_64& rng, int64_t elems, size_t es) {
+  Buffer b;
+  b.bytes = static_cast<size_t>(elems) * es;
+  b.words.resize((b.bytes + 7) / 8 + 1);
+  for (uint64_t& w : b.words) w = rng();
+  return b;
+}
+
+inline TensorArg Arg(Buffer& b, const View& v, DType dtype) {
+  TensorArg a;
+  a.data = b.data() + v.offset * static_cast<int64_t>(element_size(dtype));
+  a.shape = Shape(v.shape);
+  a.stride = Shape(v.stride);
+  a.dtype = dtype;
+  return a;
+}
+
+// Row-major multi-index of `linear` in `shape`.
+inline std::vector<int64_t> Unravel(const std::vector<int64_t>& shape, int64_t linear) {
+  std::vector<int64_t> idx(shape.size());
+  for (int i = static_cast<int>(shape.size()) - 1; i >= 0; --i) {
+    idx[i] = linear % shape[i];
+    linear /= shape[i];
+  }
+  return idx;
+}
+
+// Walks every multi-index of a shape in row-major order (the references' loop: no divisions, so
+// large cases stay quick under sanitizers).
+class IndexWalker {
+ public:
+  explicit IndexWalker(const std::vector<int64_t>& shape)
+      : shape_(shape), index_(shape.size(), 0) {}
+  const std::vector<int64_t>& index() const { return index_; }
+  void Next() {
+    for (int i = static_cast<int>(shape_.size()) - 1; i >= 0; --i) {
+      if (++index_[i] < shape_[i]) return;
+      index_[i] = 0;
+    }
+  }
+
+ private:
+  std::vector<int64_t> shape_;
+  std::vector<int64_t> index_;
+};
+
+inline int64_t OffsetOf(const View& v, const std::vector<int64_t>& idx) {
+  int64_t off = v.offset;
+  for (size_t i = 0; i < idx.size(); ++i) off += idx[i] * v.stride[i];
+  return off;
+}
+
+inline std::string Describe(const View& v) {
+  return "shape " + ToString(v.shape) + " stride " + ToString(v.stride) + " offset " +
+         std::to_string(v.offset);
+}
+
+// Element values as doubles, for the float references.
+inline double LoadAsDouble(const char* p, DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16: {
+      float16 h;
+      std::memcpy(&h, p, 2);
+      return static_cast<float>(h);
+    }
+    case DType::kBFloat16: {
+      bfloat16 h;
+      std::memcpy(&h, p, 2);
+      return static_cast<float>(h);
+    }
+    case DType::kFloat32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case DType::kFloat64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    default:
+      ADD_FAILURE() << "not a float dtype";
+      return 0;
+  }
+}
+
+inline void StoreDouble(char* p, DType dtype, double v) {
+  switch (dtype) {
+    case DType::kFloat16: {
+      float16 h(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      return;
+    }
+    case DType::kBFloat16: {
+      bfloat16 h(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      return;
+    }
+    case DType::kFloat32: {
+      float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+      return;
+    }
+    case DType::kFloat64:
+      std::memcpy(p, &v, 8);
+      return;
+    default:
+      ADD_FAILURE() << "not a float dtype";
+  }
+}
+
+inline bool IsFloat(DType d) {
+  return d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kFloat32 ||
+         d == DType::kFloat64;
+}
+
+}  // namespace ofl::kernels::testing

@@ -1,0 +1,84 @@
+// The caching memory pool: one per device. Blocks come from large segments obtained from a backend
+// (CPU now, CUDA next), are split to fit a request, cached when freed, merged with free neighbours,
+// and handed out again without touching the backend. On out-of-memory the pool frees its cached
+// segments, retries once, then throws OutOfMemory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "oneflow_lite/device.h"
+#include "oneflow_lite/memory_stats.h"
+
+namespace ofl::vm {
+
+// Where segments come from. Allocate returns nullptr on failure (never throws for lack of memory).
+class AllocatorBackend {
+ public:
+  virtual ~AllocatorBackend() = default;
+  virtual void* Allocate(size_t bytes) = 0;
+  virtual void Free(void* ptr, size_t bytes) = 0;
+};
+
+// Page-aligned host memory from the C library.
+class CpuAllocatorBackend : public AllocatorBackend {
+ public:
+  void* Allocate(size_t bytes) override;
+  void Free(void* ptr, size_t bytes) override;
+};
+
+// One entry of a memory snapshot.
+struct BlockInfo {
+  uintptr_t address = 0;
+  size_t size = 0;
+  bool allocated = false;
+  std::string owner;  // who allocated it (an op name), empty when free
+};
+struct SegmentInfo {
+  uintptr_t address = 0;
+  size_t size = 0;
+  std::vector<BlockInfo> blocks;  // in address order, covering the whole segment
+};
+
+class CachingAllocator {
+ public:
+  struct Block;  // opaque to callers
+
+  // Every block's address is aligned to at least kAlignment bytes.
+  static constexpr size_t kAlignment = 64;
+
+  CachingAllocator(Device device, std::unique_ptr<AllocatorBackend> backend);
+  ~CachingAllocator();  // returns every segment to the backend
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  // bytes must be > 0. Sets *cache_hit (when non-null) to whether a cached block served it.
+  // `owner` is recorded for snapshots (may be null). Throws OutOfMemory after one retry with the
+  // cache emptied; the message names the device, the bytes asked for, allocated, reserved and the
+  // largest free block.
+  Block* Allocate(size_t bytes, bool* cache_hit = nullptr, const char* owner = nullptr);
+  void Free(Block* block);
+  static void* Data(const Block* block);
+  static size_t Size(const Block* block);  // the rounded size actually reserved for the block
+
+  MemoryStats stats() const;
+  // Returns every segment with no allocated block to the backend.
+  void EmptyCache();
+  // Caps reserved bytes (a segment that would cross the cap is not requested). < 0 throws
+  // InvalidArgument; 0 means "no limit".
+  void SetLimit(int64_t bytes);
+  int64_t limit() const;
+  std::vector<SegmentInfo> Snapshot() const;
+  const Device& device() const { return device_; }
+
+ private:
+  struct Impl;
+  Device device_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ofl::vm

@@ -1,0 +1,27 @@
+#include "vm/eager_blob_object.h"
+
+#include "vm/virtual_machine.h"
+
+namespace ofl::vm {
+
+EagerBlobObject::EagerBlobObject(Device device, size_t bytes, Stream* producer)
+    : device_(device),
+      bytes_(bytes),
+      id_(VirtualMachine::Get().NewBlobId()),
+      producer_(producer) {}
+
+EagerBlobObject::~EagerBlobObject() { Free(); }
+
+void EagerBlobObject::Allocate(CachingAllocator* pool, bool* cache_hit, const char* owner) {
+  if (block_ != nullptr || bytes_ == 0) return;
+  block_ = pool->Allocate(bytes_, cache_hit, owner);
+  pool_ = pool;
+}
+
+void EagerBlobObject::Free() {
+  if (block_ == nullptr) return;
+  pool_->Free(block_);
+  block_ = nullptr;
+}
+
+}  // namespace ofl::vm

@@ -1,0 +1,65 @@
+// EagerBlobObject: the VM's view of one storage (views of a tensor share it). It knows its device,
+// its byte size, the pool block it got in Prepare, the dependence object that orders the
+// instructions touching it, and the error that poisoned it, if any.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "oneflow_lite/device.h"
+#include "vm/allocator/caching_allocator.h"
+#include "vm/instruction_ref.h"
+#include "vm/vm_error.h"
+
+namespace ofl::vm {
+
+class Stream;
+
+// Last writer and the readers since. Touched only under the VM's submit lock.
+struct Dependence {
+  InstrRef last_writer;
+  std::vector<InstrRef> readers;
+  size_t prune_at = 64;  // readers are pruned of finished instructions when they reach this size
+};
+
+class EagerBlobObject {
+ public:
+  EagerBlobObject(Device device, size_t bytes, Stream* producer);
+  ~EagerBlobObject();  // returns the block directly when nothing else can touch it any more
+  EagerBlobObject(const EagerBlobObject&) = delete;
+  EagerBlobObject& operator=(const EagerBlobObject&) = delete;
+
+  const Device& device() const { return device_; }
+  size_t bytes() const { return bytes_; }
+  uint64_t id() const { return id_; }
+  Stream* producer_stream() const { return producer_; }
+  char* data() const { return block_ ? static_cast<char*>(CachingAllocator::Data(block_)) : nullptr; }
+  bool allocated() const { return block_ != nullptr || bytes_ == 0; }
+
+  // Called on the producer stream's worker in Prepare / ReleaseTensor.
+  void Allocate(CachingAllocator* pool, bool* cache_hit, const char* owner);
+  void Free();
+
+  Dependence& dependence() { return dep_; }
+  // Poison: set by the worker that failed to produce this blob (before it publishes "done"), read by
+  // instructions ordered after it.
+  const VmErrorPtr& error() const { return error_; }
+  void set_error(VmErrorPtr e) { error_ = std::move(e); }
+
+ private:
+  Device device_;
+  size_t bytes_;
+  uint64_t id_;
+  Stream* producer_;
+  CachingAllocator* pool_ = nullptr;
+  CachingAllocator::Block* block_ = nullptr;
+  Dependence dep_;
+  VmErrorPtr error_;
+};
+
+using BlobPtr = std::shared_ptr<EagerBlobObject>;
+
+}  // namespace ofl::vm

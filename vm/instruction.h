@@ -1,0 +1,163 @@
+// Instruction = policy + operands. The policy says what the instruction does (OpCall,
+// AccessBlobByCallback, ReleaseTensor, Barrier) and which blobs it reads and writes; the VM uses
+// only that to order instructions, so a new behaviour is a new policy, not a new branch in the VM.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "vm/eager_blob_object.h"
+#include "vm/instruction_ref.h"
+#include "vm/vm_error.h"
+
+namespace ofl::vm {
+
+class Stream;
+class Instruction;
+
+// A strided view of a blob, as an operand of an instruction.
+struct BlobArg {
+  BlobPtr blob;
+  Shape shape;
+  kernels::Strides stride;
+  int64_t offset = 0;  // in elements
+  DType dtype = DType::kFloat32;
+
+  kernels::TensorArg Resolve() const;  // pointer into the (allocated) blob
+};
+
+enum class AccessModifier { kConst, kMut };
+
+class InstructionPolicy {
+ public:
+  virtual ~InstructionPolicy() = default;
+  virtual const char* policy_name() const = 0;
+  virtual const std::string& op_name() const = 0;
+  const std::vector<BlobPtr>& reads() const { return reads_; }
+  const std::vector<BlobPtr>& writes() const { return writes_; }
+  // Allocates every written blob that has no memory yet, on the instruction's stream.
+  virtual void Prepare(Instruction* instr);
+  virtual void Compute(Instruction* instr) = 0;
+  // Whether the instruction still runs when a blob it touches is poisoned (ReleaseTensor must).
+  virtual bool RunsOnPoisonedInputs() const { return false; }
+
+ protected:
+  std::vector<BlobPtr> reads_;
+  std::vector<BlobPtr> writes_;
+};
+
+class OpCallPolicy final : public InstructionPolicy {
+ public:
+  OpCallPolicy(std::string op_name, kernels::KernelFn kernel, std::vector<BlobArg> inputs,
+               std::vector<BlobArg> outputs, std::vector<int64_t> attrs);
+  const char* policy_name() const override { return "OpCall"; }
+  const std::string& op_name() const override { return op_name_; }
+  void Compute(Instruction* instr) override;
+
+ private:
+  std::string op_name_;
+  kernels::KernelFn kernel_;
+  std::vector<BlobArg> inputs_;
+  std::vector<BlobArg> outputs_;
+  kernels::KernelContext ctx_;  // built at issue time; Compute only fills in the data pointers
+};
+
+// Runs a callback on the stream's worker with the view's bytes; const = read, mut = write.
+class AccessBlobByCallbackPolicy final : public InstructionPolicy {
+ public:
+  using Callback = std::function<void(const kernels::TensorArg&)>;
+  AccessBlobByCallbackPolicy(std::string op_name, BlobArg arg, Callback cb, AccessModifier modifier);
+  const char* policy_name() const override { return "AccessBlobByCallback"; }
+  const std::string& op_name() const override { return op_name_; }
+  void Compute(Instruction* instr) override;
+
+ private:
+  std::string op_name_;
+  BlobArg arg_;
+  Callback cb_;
+};
+
+// Returns a dead tensor's block to its pool; a write, so it runs after every earlier user.
+class ReleaseTensorPolicy final : public InstructionPolicy {
+ public:
+  explicit ReleaseTensorPolicy(BlobPtr blob);
+  const char* policy_name() const override { return "ReleaseTensor"; }
+  const std::string& op_name() const override;
+  void Prepare(Instruction*) override {}
+  void Compute(Instruction* instr) override;
+  bool RunsOnPoisonedInputs() const override { return true; }
+};
+
+// Touches nothing: done when every earlier instruction on its stream is done.
+class BarrierPolicy final : public InstructionPolicy {
+ public:
+  const char* policy_name() const override { return "Barrier"; }
+  const std::string& op_name() const override;
+  void Prepare(Instruction*) override {}
+  void Compute(Instruction*) override {}
+  bool RunsOnPoisonedInputs() const override { return true; }
+};
+
+// A test and extension hook: runs an arbitrary function over the given reads/writes.
+class FunctionPolicy final : public InstructionPolicy {
+ public:
+  FunctionPolicy(std::string op_name, std::vector<BlobPtr> reads, std::vector<BlobPtr> writes,
+                 std::function<void()> fn);
+  const char* policy_name() const override { return "Function"; }
+  const std::string& op_name() const override { return op_name_; }
+  void Compute(Instruction*) override { fn_(); }
+
+ private:
+  std::string op_name_;
+  std::function<void()> fn_;
+};
+
+// What tracing records about one instruction (filled in only while tracing is on).
+struct AllocRecord {
+  uint64_t blob_id = 0;
+  size_t bytes = 0;
+  bool cache_hit = false;
+};
+
+class Instruction {
+ public:
+  // The id is assigned when the VM accepts the instruction (ids follow issue order).
+  Instruction(uint64_t id, Stream* stream, std::unique_ptr<InstructionPolicy> policy);
+
+  uint64_t id() const { return id_; }
+  Stream* stream() const { return stream_; }
+  InstructionPolicy* policy() const { return policy_.get(); }
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  const VmErrorPtr& error() const { return error_; }
+  // Drops what the instruction no longer needs once done: its predecessors and its blobs.
+  void ReleaseOperands();
+
+  // Set at submit (under the VM's lock).
+  std::vector<InstrRef> wait_for;      // unfinished predecessors on other streams
+  std::vector<uint64_t> dep_ids;       // every predecessor, for the trace (only while tracing)
+  std::vector<bool> dep_cross_stream;  // parallel to dep_ids
+  std::vector<InstrRef> trace_preds;   // every predecessor (only while tracing)
+  int64_t issue_ns = 0;
+  // Set by the worker.
+  int64_t ready_ns = 0, start_ns = 0, end_ns = 0;
+  std::vector<AllocRecord> allocs;
+  bool trace = false;
+
+ private:
+  friend class Stream;
+  friend class VirtualMachine;
+  friend std::atomic<int32_t>& RefCountOf(Instruction*);
+  uint64_t id_;
+  Stream* stream_;
+  std::unique_ptr<InstructionPolicy> policy_;
+  std::atomic<int32_t> refs_{0};
+  std::atomic<bool> done_{false};
+  VmErrorPtr error_;
+};
+
+}  // namespace ofl::vm

@@ -1,0 +1,51 @@
+// InstructionsBuilder: the one way to make instructions. Functors build a batch with it inside
+// PhysicalRun, which hands the batch to the VM in one submission.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "vm/instruction.h"
+#include "vm/stream.h"
+#include "vm/virtual_machine.h"
+
+namespace ofl::vm {
+
+class InstructionsBuilder {
+ public:
+  // stream == nullptr: the compute stream of the first output's (or the accessed blob's) device.
+  InstrRef OpCall(std::string op_name, kernels::KernelFn kernel, std::vector<BlobArg> inputs,
+                  std::vector<BlobArg> outputs, std::vector<int64_t> attrs = {},
+                  Stream* stream = nullptr);
+  InstrRef AccessBlobByCallback(std::string op_name, BlobArg arg,
+                                AccessBlobByCallbackPolicy::Callback cb, AccessModifier modifier,
+                                Stream* stream = nullptr);
+  // On the blob's producer stream, after every earlier reader and writer.
+  InstrRef ReleaseTensor(BlobPtr blob);
+  InstrRef Barrier(Stream* stream);
+  InstrRef Function(std::string op_name, std::vector<BlobPtr> reads, std::vector<BlobPtr> writes,
+                    std::function<void()> fn, Stream* stream);
+
+  std::vector<InstrRef>& instructions() { return instructions_; }
+
+ private:
+  InstrRef Add(Stream* stream, std::unique_ptr<InstructionPolicy> policy);
+  std::vector<InstrRef> instructions_;
+};
+
+// Builds a batch with fn and submits it. In OFL_VM_SYNC=1 mode it also waits for the batch and
+// throws the first error raised by it, so every error surfaces at the call that caused it.
+template <class F>
+void PhysicalRun(F&& fn) {
+  InstructionsBuilder builder;
+  fn(&builder);
+  VirtualMachine& vm = VirtualMachine::Get();
+  vm.Submit(builder.instructions());
+  if (vm.sync_mode()) {
+    for (const InstrRef& i : builder.instructions()) vm.Wait(i.get());
+    for (const InstrRef& i : builder.instructions()) vm.ThrowIfFailed(i.get());
+  }
+}
+
+}  // namespace ofl::vm

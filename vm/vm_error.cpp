@@ -1,0 +1,18 @@
+#include "vm/vm_error.h"
+
+#include "oneflow_lite/error.h"
+
+namespace ofl::vm {
+
+void VmError::Throw(const std::string& suffix) const {
+  const std::string msg = message + suffix;
+  switch (kind) {
+    case ErrorKind::kInvalidArgument: throw InvalidArgument(msg);
+    case ErrorKind::kOutOfMemory: throw OutOfMemory(msg);
+    case ErrorKind::kDevice: throw DeviceError(msg);
+    case ErrorKind::kGeneric: break;
+  }
+  throw Error(msg);
+}
+
+}  // namespace ofl::vm
