@@ -3,6 +3,9 @@ set(THREADS_PREFER_PTHREAD_FLAG ON)
 find_package(Threads REQUIRED)
 find_package(TBB REQUIRED CONFIG)        # libtbb-dev: parallel loops in the CPU kernels
 find_package(spdlog REQUIRED CONFIG)     # libspdlog-dev: the VM's logging
+if(NOT OFL_SANITIZE)
+  find_package(mimalloc REQUIRED CONFIG) # libmimalloc-dev: small objects on the per-op path
+endif()
 if(OFL_BUILD_TESTS)
   find_package(GTest REQUIRED)           # libgtest-dev
 endif()

@@ -10,6 +10,7 @@
 #include "oneflow_lite/device.h"
 #include "oneflow_lite/dtype.h"
 #include "oneflow_lite/shape.h"
+#include "oneflow_lite/small_object.h"
 
 namespace ofl::kernels {
 
@@ -26,9 +27,9 @@ struct TensorArg {
 };
 
 struct KernelContext {
-  std::vector<TensorArg> inputs;
-  std::vector<TensorArg> outputs;
-  std::vector<int64_t> attrs;  // op-specific integers (e.g. repeat counts)
+  FastVector<TensorArg> inputs;
+  FastVector<TensorArg> outputs;
+  FastVector<int64_t> attrs;  // op-specific integers (e.g. repeat counts)
 };
 
 using KernelFn = void (*)(const KernelContext&);

@@ -56,9 +56,9 @@ bool operator==(const Shape& a, const Shape& b) {
 
 std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.str(); }
 
-std::string ToString(const std::vector<int64_t>& v) {
+std::string ToString(const int64_t* v, size_t n) {
   std::string s = "(";
-  for (int64_t d : v) s += std::to_string(d) + ",";
+  for (size_t i = 0; i < n; ++i) s += std::to_string(v[i]) + ",";
   return s + ")";
 }
 

@@ -45,7 +45,12 @@ class Shape {
 std::ostream& operator<<(std::ostream& os, const Shape& s);
 
 // "(2,3,)" style, the way OneFlow prints shapes; also used for stride and size lists in errors.
-std::string ToString(const std::vector<int64_t>& v);
+std::string ToString(const int64_t* v, size_t n);
+inline std::string ToString(const std::vector<int64_t>& v) { return ToString(v.data(), v.size()); }
+template <class Alloc>
+std::string ToString(const std::vector<int64_t, Alloc>& v) {
+  return ToString(v.data(), v.size());
+}
 
 // Row-major strides of a contiguous tensor of this shape.
 std::vector<int64_t> ContiguousStrides(const Shape& shape);

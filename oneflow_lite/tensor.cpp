@@ -8,7 +8,7 @@ namespace ofl {
 
 Storage::~Storage() {
   if (!blob) return;
-  vm::PhysicalRun([&](vm::InstructionsBuilder* b) { b->ReleaseTensor(std::move(blob)); });
+  vm::VirtualMachine::Get().Release(std::move(blob));
 }
 
 vm::BlobArg TensorImpl::arg() const { return arg(shape_, stride_, offset_); }

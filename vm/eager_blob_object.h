@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "oneflow_lite/device.h"
+#include "oneflow_lite/small_object.h"
 #include "vm/allocator/caching_allocator.h"
 #include "vm/instruction_ref.h"
 #include "vm/vm_error.h"
@@ -21,7 +22,7 @@ class Stream;
 // Last writer and the readers since. Touched only under the VM's submit lock.
 struct Dependence {
   InstrRef last_writer;
-  std::vector<InstrRef> readers;
+  FastVector<InstrRef> readers;
   size_t prune_at = 64;  // readers are pruned of finished instructions when they reach this size
 };
 
@@ -48,6 +49,9 @@ class EagerBlobObject {
   // instructions ordered after it.
   const VmErrorPtr& error() const { return error_; }
   void set_error(VmErrorPtr e) { error_ = std::move(e); }
+
+  // Link in an instruction's list of blobs to free once it has run (see VirtualMachine::Release).
+  EagerBlobObject* next_release = nullptr;
 
  private:
   Device device_;

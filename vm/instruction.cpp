@@ -30,22 +30,36 @@ void InstructionPolicy::Prepare(Instruction* instr) {
 OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel,
                            std::vector<BlobArg> inputs, std::vector<BlobArg> outputs,
                            std::vector<int64_t> attrs)
-    : op_name_(std::move(op_name)),
-      kernel_(kernel),
-      inputs_(std::move(inputs)),
-      outputs_(std::move(outputs)) {
-  reads_.reserve(inputs_.size());
-  for (const BlobArg& a : inputs_) reads_.push_back(a.blob);
-  writes_.reserve(outputs_.size());
-  for (const BlobArg& a : outputs_) writes_.push_back(a.blob);
-  ctx_.attrs = std::move(attrs);
-  ctx_.inputs.resize(inputs_.size());
-  ctx_.outputs.resize(outputs_.size());
+    : op_name_(std::move(op_name)), kernel_(kernel) {
+  ctx_.attrs.assign(attrs.begin(), attrs.end());
+  ctx_.inputs.resize(inputs.size());
+  ctx_.outputs.resize(outputs.size());
+  byte_offsets_.resize(inputs.size() + outputs.size());
+  reads_.reserve(inputs.size());
+  writes_.reserve(outputs.size());
+  auto take = [&](BlobArg& a, kernels::TensorArg* arg, FastVector<BlobPtr>* blobs, size_t k) {
+    arg->shape = a.shape;
+    arg->stride = a.stride;
+    arg->dtype = a.dtype;
+    byte_offsets_[k] = a.offset * static_cast<int64_t>(element_size(a.dtype));
+    blobs->push_back(std::move(a.blob));
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) take(inputs[i], &ctx_.inputs[i], &reads_, i);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    take(outputs[i], &ctx_.outputs[i], &writes_, inputs.size() + i);
+  }
 }
 
 void OpCallPolicy::Compute(Instruction*) {
-  for (size_t i = 0; i < inputs_.size(); ++i) ctx_.inputs[i] = inputs_[i].Resolve();
-  for (size_t i = 0; i < outputs_.size(); ++i) ctx_.outputs[i] = outputs_[i].Resolve();
+  const size_t n_in = ctx_.inputs.size();
+  for (size_t i = 0; i < n_in; ++i) {
+    char* base = reads_[i]->data();
+    ctx_.inputs[i].data = base ? base + byte_offsets_[i] : nullptr;
+  }
+  for (size_t i = 0; i < ctx_.outputs.size(); ++i) {
+    char* base = writes_[i]->data();
+    ctx_.outputs[i].data = base ? base + byte_offsets_[n_in + i] : nullptr;
+  }
   kernel_(ctx_);
 }
 
@@ -78,17 +92,17 @@ const std::string& BarrierPolicy::op_name() const {
 FunctionPolicy::FunctionPolicy(std::string op_name, std::vector<BlobPtr> reads,
                                std::vector<BlobPtr> writes, std::function<void()> fn)
     : op_name_(std::move(op_name)), fn_(std::move(fn)) {
-  reads_ = std::move(reads);
-  writes_ = std::move(writes);
+  reads_.assign(reads.begin(), reads.end());
+  writes_.assign(writes.begin(), writes.end());
 }
 
 Instruction::Instruction(uint64_t id, Stream* stream, std::unique_ptr<InstructionPolicy> policy)
     : id_(id), stream_(stream), policy_(std::move(policy)) {}
 
-void Instruction::ReleaseOperands() {
+std::unique_ptr<InstructionPolicy> Instruction::ReleaseOperands() {
   wait_for.clear();
   trace_preds.clear();
-  policy_.reset();
+  return std::move(policy_);
 }
 
 }  // namespace ofl::vm

@@ -33,13 +33,13 @@ struct BlobArg {
 
 enum class AccessModifier { kConst, kMut };
 
-class InstructionPolicy {
+class InstructionPolicy : public FastNew {
  public:
   virtual ~InstructionPolicy() = default;
   virtual const char* policy_name() const = 0;
   virtual const std::string& op_name() const = 0;
-  const std::vector<BlobPtr>& reads() const { return reads_; }
-  const std::vector<BlobPtr>& writes() const { return writes_; }
+  const FastVector<BlobPtr>& reads() const { return reads_; }
+  const FastVector<BlobPtr>& writes() const { return writes_; }
   // Allocates every written blob that has no memory yet, on the instruction's stream.
   virtual void Prepare(Instruction* instr);
   virtual void Compute(Instruction* instr) = 0;
@@ -47,8 +47,8 @@ class InstructionPolicy {
   virtual bool RunsOnPoisonedInputs() const { return false; }
 
  protected:
-  std::vector<BlobPtr> reads_;
-  std::vector<BlobPtr> writes_;
+  FastVector<BlobPtr> reads_;
+  FastVector<BlobPtr> writes_;
 };
 
 class OpCallPolicy final : public InstructionPolicy {
@@ -62,9 +62,9 @@ class OpCallPolicy final : public InstructionPolicy {
  private:
   std::string op_name_;
   kernels::KernelFn kernel_;
-  std::vector<BlobArg> inputs_;
-  std::vector<BlobArg> outputs_;
-  kernels::KernelContext ctx_;  // built at issue time; Compute only fills in the data pointers
+  // Built at issue time; Compute only fills in the data pointers (blob base + byte offset).
+  kernels::KernelContext ctx_;
+  FastVector<int64_t> byte_offsets_;  // inputs first, then outputs
 };
 
 // Runs a callback on the stream's worker with the view's bytes; const = read, mut = write.
@@ -124,7 +124,7 @@ struct AllocRecord {
   bool cache_hit = false;
 };
 
-class Instruction {
+class Instruction : public FastNew {
  public:
   // The id is assigned when the VM accepts the instruction (ids follow issue order).
   Instruction(uint64_t id, Stream* stream, std::unique_ptr<InstructionPolicy> policy);
@@ -134,14 +134,16 @@ class Instruction {
   InstructionPolicy* policy() const { return policy_.get(); }
   bool done() const { return done_.load(std::memory_order_acquire); }
   const VmErrorPtr& error() const { return error_; }
-  // Drops what the instruction no longer needs once done: its predecessors and its blobs.
-  void ReleaseOperands();
+  // Drops what the instruction no longer needs once done: its predecessors, and hands back its
+  // policy (which holds its blobs) for the caller to destroy.
+  std::unique_ptr<InstructionPolicy> ReleaseOperands();
 
   // Set at submit (under the VM's lock).
-  std::vector<InstrRef> wait_for;      // unfinished predecessors on other streams
+  FastVector<InstrRef> wait_for;       // unfinished predecessors on other streams
   std::vector<uint64_t> dep_ids;       // every predecessor, for the trace (only while tracing)
   std::vector<bool> dep_cross_stream;  // parallel to dep_ids
   std::vector<InstrRef> trace_preds;   // every predecessor (only while tracing)
+  FastVector<uint64_t> folded_releases;  // blobs freed after it ran (only while tracing)
   int64_t issue_ns = 0;
   // Set by the worker.
   int64_t ready_ns = 0, start_ns = 0, end_ns = 0;
@@ -157,6 +159,10 @@ class Instruction {
   std::unique_ptr<InstructionPolicy> policy_;
   std::atomic<int32_t> refs_{0};
   std::atomic<bool> done_{false};
+  // Dead blobs whose last user is this instruction: freed by the worker right after it ran. The
+  // worker closes the list (kReleasesClosed) before publishing done, so a late push fails and the
+  // releaser frees the blob itself.
+  std::atomic<EagerBlobObject*> releases_{nullptr};
   VmErrorPtr error_;
 };
 

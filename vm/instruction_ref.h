@@ -8,7 +8,10 @@
 namespace ofl::vm {
 
 class Instruction;
+class EagerBlobObject;
 void DestroyInstruction(Instruction* instr);
+// Marks an instruction's release list as closed (the instruction has run).
+inline EagerBlobObject* const kReleasesClosed = reinterpret_cast<EagerBlobObject*>(uintptr_t{1});
 std::atomic<int32_t>& RefCountOf(Instruction* instr);
 
 class InstrRef {

@@ -27,11 +27,11 @@ class InstructionsBuilder {
   InstrRef Function(std::string op_name, std::vector<BlobPtr> reads, std::vector<BlobPtr> writes,
                     std::function<void()> fn, Stream* stream);
 
-  std::vector<InstrRef>& instructions() { return instructions_; }
+  FastVector<InstrRef>& instructions() { return instructions_; }
 
  private:
   InstrRef Add(Stream* stream, std::unique_ptr<InstructionPolicy> policy);
-  std::vector<InstrRef> instructions_;
+  FastVector<InstrRef> instructions_;
 };
 
 // Builds a batch with fn and submits it. In OFL_VM_SYNC=1 mode it also waits for the batch and

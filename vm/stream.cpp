@@ -1,8 +1,7 @@
 #include "vm/stream.h"
 
-#include <chrono>
-
 #include "vm/instruction.h"
+#include "vm/spin.h"
 #include "vm/virtual_machine.h"
 
 namespace ofl::vm {
@@ -53,20 +52,8 @@ void Stream::WorkerLoop() {
   uint64_t head = head_.load(std::memory_order_relaxed);
   for (;;) {
     if (head == tail_.load(std::memory_order_acquire)) {
-      // Spin for a bounded window before sleeping: a wake-up costs tens of microseconds, but two
-      // threads spinning forever would take both cores of a small machine.
-      const auto spin_until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(spin_ns);
-      bool got = false;
-      for (int i = 0;; ++i) {
-        if (head != tail_.load(std::memory_order_acquire)) {
-          got = true;
-          break;
-        }
-        if ((i & 63) == 63 && std::chrono::steady_clock::now() >= spin_until) break;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
-      }
+      const bool got =
+          SpinUntil([&] { return head != tail_.load(std::memory_order_acquire); }, spin_ns);
       if (!got) {
         std::unique_lock<std::mutex> lock(mu_);
         sleeping_.store(true, std::memory_order_seq_cst);

@@ -19,6 +19,7 @@ struct TraceRecord {
   std::vector<uint64_t> deps;    // predecessor instruction ids
   std::vector<bool> dep_cross_stream;
   std::vector<AllocRecord> allocs;
+  std::vector<uint64_t> folded_releases;  // blobs freed right after it ran (their tensors died)
   int64_t issue_ns = 0, ready_ns = 0, start_ns = 0, end_ns = 0;
   std::string error;  // empty when it succeeded
 };

@@ -6,7 +6,9 @@
 #include <thread>
 
 #include "oneflow_lite/error.h"
+#include "vm/instructions_builder.h"
 #include "vm/log.h"
+#include "vm/spin.h"
 
 namespace ofl::vm {
 
@@ -44,6 +46,7 @@ VirtualMachine::VirtualMachine() {
   low_water_ = EnvInt("OFL_VM_LOW_WATER_MARK", high_water_ / 2);
   SetWaterMarks(high_water_, low_water_);
   if (EnvInt("OFL_TRACE_VM", 0) != 0) tracing_ = true;
+  fold_releases_ = EnvInt("OFL_VM_FOLD_RELEASE", 1) != 0;
   Logger();  // reads OFL_LOG_LEVEL once, before any worker logs
 }
 
@@ -73,6 +76,12 @@ CachingAllocator* VirtualMachine::GetAllocator(const Device& device) {
 }
 
 Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
+  const int index = device.index();
+  std::atomic<Stream*>* fast = nullptr;
+  if (index < kMaxFastDeviceIndex) {
+    fast = &fast_streams_[static_cast<int>(device.type())][index][static_cast<int>(role)];
+    if (Stream* s = fast->load(std::memory_order_acquire)) return s;
+  }
   CachingAllocator* pool = GetAllocator(device);
   std::lock_guard<std::mutex> lock(streams_mu_);
   auto& s = streams_[{device.str(), static_cast<int>(role)}];
@@ -81,6 +90,7 @@ Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
     s->set_index(static_cast<int>(stream_list_.size()));
     stream_list_.push_back(s.get());
   }
+  if (fast != nullptr) fast->store(s.get(), std::memory_order_release);
   return s.get();
 }
 
@@ -134,6 +144,45 @@ void VirtualMachine::ConsumeDependences(Instruction* instr) {
   }
 }
 
+void VirtualMachine::Release(BlobPtr blob) {
+  if (shut_down_.load(std::memory_order_relaxed)) return;  // the blob frees its block when it dies
+  if (fold_releases_ && !sync_mode_) {
+    std::unique_lock<std::mutex> lock(submit_mu_);
+    Dependence& dep = blob->dependence();
+    Instruction* last = nullptr;
+    bool one_stream = true;
+    auto consider = [&](const InstrRef& a) {
+      if (!a || a->done()) return;
+      if (last != nullptr && a->stream() != last->stream()) one_stream = false;
+      if (last == nullptr || a->id() > last->id()) last = a.get();
+    };
+    consider(dep.last_writer);
+    for (const InstrRef& r : dep.readers) consider(r);
+    if (one_stream) {
+      bool attached = false;
+      if (last != nullptr) {
+        // On one stream, everything else using the blob runs before `last`.
+        EagerBlobObject* head = last->releases_.load(std::memory_order_acquire);
+        while (head != kReleasesClosed) {
+          blob->next_release = head;
+          if (last->releases_.compare_exchange_weak(head, blob.get(), std::memory_order_acq_rel)) {
+            attached = true;
+            break;
+          }
+        }
+        if (attached && last->trace) last->folded_releases.push_back(blob->id());
+      }
+      // The blob stays alive until `last` retires: its policy holds it.
+      dep.last_writer.reset();
+      dep.readers.clear();
+      lock.unlock();
+      if (!attached) blob->Free();  // every user has finished
+      return;
+    }
+  }
+  PhysicalRun([&](InstructionsBuilder* b) { b->ReleaseTensor(std::move(blob)); });
+}
+
 void VirtualMachine::WaitForCapacity() {
   if (pending_.load(std::memory_order_relaxed) < high_water_) return;
   waiters_.fetch_add(1, std::memory_order_seq_cst);
@@ -146,7 +195,7 @@ void VirtualMachine::WaitForCapacity() {
   waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void VirtualMachine::Submit(std::vector<InstrRef>& batch) {
+void VirtualMachine::Submit(FastVector<InstrRef>& batch) {
   if (shut_down_.load(std::memory_order_relaxed)) {
     for (InstrRef& ref : batch) {
       auto err = std::make_shared<VmError>();
@@ -163,6 +212,7 @@ void VirtualMachine::Submit(std::vector<InstrRef>& batch) {
   WaitForCapacity();
   const bool tracing = tracing_.load(std::memory_order_relaxed);
   const bool log_debug = LogDebugEnabled();
+  Graveyard graveyard;
   std::lock_guard<std::mutex> lock(submit_mu_);
   for (InstrRef& ref : batch) {
     Instruction* instr = ref.get();
@@ -182,7 +232,7 @@ void VirtualMachine::Submit(std::vector<InstrRef>& batch) {
     in_flight_.push_back(ref);
     instr->stream()->Push(instr);
   }
-  Reap(false);
+  Reap(false, &graveyard);
 }
 
 void VirtualMachine::Run(Instruction* instr) {
@@ -251,6 +301,13 @@ void VirtualMachine::Run(Instruction* instr) {
       Logger().error("[#{} {}] {}", instr->id(), instr->stream()->name(), err->message);
     }
   }
+  // Free the blobs whose last user this was; closing the list makes later pushes fail.
+  EagerBlobObject* dead = instr->releases_.exchange(kReleasesClosed, std::memory_order_acq_rel);
+  while (dead != nullptr) {
+    EagerBlobObject* next = dead->next_release;
+    dead->Free();
+    dead = next;
+  }
   if (instr->trace) instr->end_ns = std::max(instr->start_ns, NowNs());
   if (log_debug) {
     Logger().debug("[#{} {}] done {} {}", instr->id(), instr->stream()->name(),
@@ -270,15 +327,7 @@ void VirtualMachine::Complete(Instruction* instr) {
 }
 
 void VirtualMachine::WaitDone(Instruction* instr) {
-  if (instr->done()) return;
-  const auto spin_until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(spin_ns_);
-  for (int i = 0;; ++i) {
-    if (instr->done()) return;
-    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= spin_until) break;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-  }
+  if (SpinUntil([&] { return instr->done(); }, spin_ns_)) return;
   waiters_.fetch_add(1, std::memory_order_seq_cst);
   {
     std::unique_lock<std::mutex> lock(done_mu_);
@@ -301,7 +350,7 @@ void VirtualMachine::RecordError(const VmErrorPtr& err) {
   unreported_.push_back(err);
 }
 
-void VirtualMachine::Reap(bool all) {
+void VirtualMachine::Reap(bool all, Graveyard* graveyard) {
   auto retire = [&](Instruction* instr) {
     if (instr->trace) {
       TraceRecord rec;
@@ -319,12 +368,13 @@ void VirtualMachine::Reap(bool all) {
       rec.start_ns = instr->start_ns;
       rec.end_ns = instr->end_ns;
       if (instr->error()) rec.error = instr->error()->message;
+      rec.folded_releases.assign(instr->folded_releases.begin(), instr->folded_releases.end());
       std::lock_guard<std::mutex> lock(trace_mu_);
       trace_.push_back(std::move(rec));
     }
     // Dropping the policy releases the blobs it held: a finished instruction left in a blob's
     // dependence must not keep other blobs (and, through them, itself) alive.
-    instr->ReleaseOperands();
+    graveyard->Add(instr->ReleaseOperands());
   };
   while (!in_flight_.empty() && in_flight_.front()->done()) {
     retire(in_flight_.front().get());
@@ -333,7 +383,7 @@ void VirtualMachine::Reap(bool all) {
   const int64_t pending = pending_.load(std::memory_order_relaxed);
   if (all || static_cast<int64_t>(in_flight_.size()) > 2 * pending + 1024) {
     // Something slow sits at the front; retire the finished ones behind it.
-    std::deque<InstrRef> keep;
+    std::deque<InstrRef, FastAllocator<InstrRef>> keep;
     for (InstrRef& ref : in_flight_) {
       if (ref->done()) {
         retire(ref.get());
@@ -346,16 +396,17 @@ void VirtualMachine::Reap(bool all) {
 }
 
 void VirtualMachine::Sync() {
-  std::vector<InstrRef> barriers;
+  FastVector<InstrRef> barriers;
   for (Stream* s : streams()) {
     barriers.emplace_back(new Instruction(0, s, std::make_unique<BarrierPolicy>()));
   }
-  std::vector<InstrRef> batch = barriers;
+  FastVector<InstrRef> batch = barriers;
   Submit(batch);
   for (const InstrRef& b : barriers) WaitDone(b.get());
   {
+    Graveyard graveyard;
     std::lock_guard<std::mutex> lock(submit_mu_);
-    Reap(true);
+    Reap(true, &graveyard);
   }
   std::vector<VmErrorPtr> errors;
   {
@@ -383,8 +434,9 @@ void VirtualMachine::SetTracing(bool on) { tracing_.store(on); }
 
 std::vector<TraceRecord> VirtualMachine::TakeTrace() {
   {
+    Graveyard graveyard;
     std::lock_guard<std::mutex> lock(submit_mu_);
-    Reap(true);
+    Reap(true, &graveyard);
   }
   std::lock_guard<std::mutex> lock(trace_mu_);
   std::vector<TraceRecord> out;

@@ -21,6 +21,26 @@
 
 namespace ofl::vm {
 
+// Policies of retired instructions, destroyed only after the submit lock is released (a policy may
+// hold the last handle of a tensor, and that tensor's death submits a ReleaseTensor). Most reaps
+// retire a handful, so they fit inline and cost no allocation.
+class Graveyard {
+ public:
+  void Add(std::unique_ptr<InstructionPolicy> p) {
+    if (n_ < kInline) {
+      inline_[n_++] = std::move(p);
+    } else {
+      overflow_.push_back(std::move(p));
+    }
+  }
+
+ private:
+  static constexpr size_t kInline = 16;
+  std::unique_ptr<InstructionPolicy> inline_[kInline];
+  size_t n_ = 0;
+  std::vector<std::unique_ptr<InstructionPolicy>> overflow_;
+};
+
 class VirtualMachine {
  public:
   // The singleton is never destroyed (work may still be in flight at exit); an exit hook drains
@@ -34,7 +54,13 @@ class VirtualMachine {
 
   // Orders and dispatches a batch built by an InstructionsBuilder. Blocks while more than the
   // high-water mark of instructions are in flight, until they drop to the low-water mark.
-  void Submit(std::vector<InstrRef>& batch);
+  void Submit(FastVector<InstrRef>& batch);
+  // A tensor's storage died: return its blob's block to the pool after every instruction using it.
+  // When those are all done, the block is freed at once; when they all sit on one stream, the free
+  // is folded into the last of them (no instruction of its own, as MegEngine folds a delete into
+  // the op before it); otherwise a ReleaseTensor instruction is issued.
+  void Release(BlobPtr blob);
+
   // Blocks until the instruction is done. Does not throw.
   void Wait(Instruction* instr);
   // Waits for every instruction issued before the call, then re-throws the first error raised
@@ -71,12 +97,15 @@ class VirtualMachine {
   void ConsumeDependences(Instruction* instr);
   void Complete(Instruction* instr);
   void WaitDone(Instruction* instr);
-  void Reap(bool all);
+  // Retires finished instructions from the front of in_flight_ (all finished ones when `all`).
+  // Their policies are moved to `graveyard`, to be destroyed after the submit lock is released:
+  // a policy may hold the last handle of a tensor, whose death submits a ReleaseTensor.
+  void Reap(bool all, Graveyard* graveyard);
   void RecordError(const VmErrorPtr& err);
   void WaitForCapacity();
 
   std::mutex submit_mu_;  // orders submissions; guards dependences and in_flight_
-  std::deque<InstrRef> in_flight_;
+  std::deque<InstrRef, FastAllocator<InstrRef>> in_flight_;
   std::atomic<uint64_t> next_instr_id_{1};
   std::atomic<uint64_t> next_blob_id_{1};
   alignas(64) std::atomic<int64_t> pending_{0};
@@ -96,12 +125,16 @@ class VirtualMachine {
   std::map<std::pair<std::string, int>, std::unique_ptr<Stream>> streams_;
   std::map<std::string, std::unique_ptr<CachingAllocator>> pools_;
   std::vector<Stream*> stream_list_;
+  // Lock-free look-up of already created streams: [device type][device index][role].
+  static constexpr int kMaxFastDeviceIndex = 16;
+  std::atomic<Stream*> fast_streams_[2][kMaxFastDeviceIndex][4] = {};
 
   std::atomic<bool> tracing_{false};
   std::mutex trace_mu_;
   std::vector<TraceRecord> trace_;
 
   bool sync_mode_ = false;
+  bool fold_releases_ = true;
   int64_t spin_ns_ = 50000;
   std::atomic<bool> shut_down_{false};
 };

@@ -3,21 +3,23 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "oneflow_lite/small_object.h"
+
 namespace ofl::functional {
 
 Tensor NewTensor(const Shape& shape, DType dtype, const Device& device) {
   vm::Stream* stream = vm::VirtualMachine::Get().GetStream(device);  // DeviceError if unusable
   const size_t bytes = static_cast<size_t>(shape.numel()) * element_size(dtype);
-  auto blob = std::make_shared<vm::EagerBlobObject>(device, bytes, stream);
-  auto storage = std::make_shared<Storage>(std::move(blob));
-  return Tensor(std::make_shared<TensorImpl>(shape, ContiguousStrides(shape), 0, dtype, device,
-                                             std::move(storage)));
+  auto blob = MakeShared<vm::EagerBlobObject>(device, bytes, stream);
+  auto storage = MakeShared<Storage>(std::move(blob));
+  return Tensor(
+      MakeShared<TensorImpl>(shape, ContiguousStrides(shape), 0, dtype, device, std::move(storage)));
 }
 
 Tensor MakeView(const Tensor& x, const Shape& shape, std::vector<int64_t> stride, int64_t offset) {
   const TensorImpl& impl = *x.impl();
-  return Tensor(std::make_shared<TensorImpl>(shape, std::move(stride), offset, impl.dtype(),
-                                             impl.device(), impl.storage()));
+  return Tensor(MakeShared<TensorImpl>(shape, std::move(stride), offset, impl.dtype(),
+                                       impl.device(), impl.storage()));
 }
 
 const TensorImpl& ImplOf(const char* op, const Tensor& x) {
