@@ -11,8 +11,10 @@ enum class DeviceType { kCPU, kCUDA };
 class Device {
  public:
   // Throws InvalidArgument naming the spec when it is not "cpu[:N]" or "cuda[:N]".
-  Device(std::string_view spec);  // NOLINT(google-explicit-constructor): Device("cuda:1") and "cpu" both read well
-  Device(const char* spec) : Device(std::string_view(spec)) {}  // NOLINT(google-explicit-constructor)
+  Device(std::string_view spec);  // NOLINT(google-explicit-constructor): Device("cuda:1") and "cpu"
+                                  // both read well
+  Device(const char* spec)
+      : Device(std::string_view(spec)) {}  // NOLINT(google-explicit-constructor)
   Device(DeviceType type, int index) : type_(type), index_(index) {}
 
   DeviceType type() const { return type_; }

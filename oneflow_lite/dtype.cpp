@@ -24,16 +24,26 @@ size_t element_size(DType dtype) {
 
 std::string to_string(DType dtype) {
   switch (dtype) {
-    case DType::kBool: return "bool";
-    case DType::kUInt8: return "uint8";
-    case DType::kInt8: return "int8";
-    case DType::kInt16: return "int16";
-    case DType::kInt32: return "int32";
-    case DType::kInt64: return "int64";
-    case DType::kFloat16: return "float16";
-    case DType::kBFloat16: return "bfloat16";
-    case DType::kFloat32: return "float32";
-    case DType::kFloat64: return "float64";
+    case DType::kBool:
+      return "bool";
+    case DType::kUInt8:
+      return "uint8";
+    case DType::kInt8:
+      return "int8";
+    case DType::kInt16:
+      return "int16";
+    case DType::kInt32:
+      return "int32";
+    case DType::kInt64:
+      return "int64";
+    case DType::kFloat16:
+      return "float16";
+    case DType::kBFloat16:
+      return "bfloat16";
+    case DType::kFloat32:
+      return "float32";
+    case DType::kFloat64:
+      return "float64";
   }
   return "unknown";
 }
@@ -63,7 +73,8 @@ float16::float16(float f) {
     return;
   }
   const uint32_t mant_odd = (abs >> 13) & 1u;
-  uint32_t v = abs + 0xc8000fffu + mant_odd;  // rebias exponent (-112 << 23) and round to nearest even
+  uint32_t v =
+      abs + 0xc8000fffu + mant_odd;  // rebias exponent (-112 << 23) and round to nearest even
   bits = static_cast<uint16_t>(sign | (v >> 13));
 }
 

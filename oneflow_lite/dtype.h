@@ -1,4 +1,5 @@
-// Element types: the DType enum, element sizes, and the 2-byte float16 / bfloat16 host storage types.
+// Element types: the DType enum, element sizes, and the 2-byte float16 / bfloat16 host storage
+// types.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +10,18 @@
 
 namespace ofl {
 
-enum class DType { kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64 };
+enum class DType {
+  kBool,
+  kUInt8,
+  kInt8,
+  kInt16,
+  kInt32,
+  kInt64,
+  kFloat16,
+  kBFloat16,
+  kFloat32,
+  kFloat64
+};
 
 inline constexpr int kNumDTypes = 10;
 
@@ -20,7 +32,7 @@ std::string to_string(DType dtype);
 struct float16 {
   uint16_t bits = 0;
   float16() = default;
-  float16(float f);  // NOLINT(google-explicit-constructor): mirrors the arithmetic types
+  float16(float f);        // NOLINT(google-explicit-constructor): mirrors the arithmetic types
   operator float() const;  // NOLINT(google-explicit-constructor)
   static float16 from_bits(uint16_t b) {
     float16 h;
@@ -33,7 +45,7 @@ struct float16 {
 struct bfloat16 {
   uint16_t bits = 0;
   bfloat16() = default;
-  bfloat16(float f);  // NOLINT(google-explicit-constructor)
+  bfloat16(float f);        // NOLINT(google-explicit-constructor)
   operator float() const {  // NOLINT(google-explicit-constructor)
     uint32_t u = static_cast<uint32_t>(bits) << 16;
     float f;
@@ -53,10 +65,10 @@ inline bool operator==(bfloat16 a, bfloat16 b) { return a.bits == b.bits; }
 // Maps a C++ element type to its DType (used by tensor<T>() and to_vector<T>()).
 template <class T>
 struct DTypeOf;
-#define OFL_DTYPE_OF(T, D)                       \
-  template <>                                    \
-  struct DTypeOf<T> {                            \
-    static constexpr DType value = DType::D;     \
+#define OFL_DTYPE_OF(T, D)                   \
+  template <>                                \
+  struct DTypeOf<T> {                        \
+    static constexpr DType value = DType::D; \
   };
 OFL_DTYPE_OF(bool, kBool)
 OFL_DTYPE_OF(uint8_t, kUInt8)

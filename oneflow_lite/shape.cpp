@@ -15,7 +15,8 @@ void CheckRank(int64_t ndim) {
 }
 }  // namespace
 
-Shape::Shape(std::initializer_list<int64_t> dims) : Shape(dims.begin(), static_cast<int>(dims.size())) {}
+Shape::Shape(std::initializer_list<int64_t> dims)
+    : Shape(dims.begin(), static_cast<int>(dims.size())) {}
 
 Shape::Shape(const std::vector<int64_t>& dims) {
   CheckRank(static_cast<int64_t>(dims.size()));

@@ -58,7 +58,8 @@ namespace detail {
 
 template <class T>
 std::vector<T> Tensor::to_vector() const {
-  if (DTypeOf<T>::value != dtype()) detail::ThrowDTypeMismatch("to_vector", DTypeOf<T>::value, dtype());
+  if (DTypeOf<T>::value != dtype())
+    detail::ThrowDTypeMismatch("to_vector", DTypeOf<T>::value, dtype());
   std::vector<T> out(static_cast<size_t>(numel()));
   copy_to_host(out.data(), out.size() * sizeof(T));
   return out;

@@ -27,35 +27,43 @@ int64_t WrapDim(const char* op, const char* arg, int64_t dim, int64_t ndim) {
 
 }  // namespace
 
-int64_t CheckShape(const char* op, const char* arg, const std::vector<int64_t>& dims,
-                   size_t element_size) {
-  if (dims.size() > static_cast<size_t>(kMaxDims)) {
-    Fail(std::string(op) + ": " + arg + " has " + std::to_string(dims.size()) +
-         " dims, at most " + std::to_string(kMaxDims) + " are supported");
+namespace {
+int64_t CheckDims(const char* op, const char* arg, const int64_t* data, size_t n,
+                  size_t element_size) {
+  auto dims_str = [&] { return ToString(data, n); };
+  if (n > static_cast<size_t>(kMaxDims)) {
+    Fail(std::string(op) + ": " + arg + " has " + std::to_string(n) + " dims, at most " +
+         std::to_string(kMaxDims) + " are supported");
   }
   int64_t numel = 1;
   bool overflow = false;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] < 0) {
-      Fail(std::string(op) + ": " + arg + " " + Str(dims) + " has negative size " +
-           std::to_string(dims[i]) + " at dim " + std::to_string(i));
+  bool zero = false;
+  for (size_t i = 0; i < n; ++i) {
+    if (data[i] < 0) {
+      Fail(std::string(op) + ": " + arg + " " + dims_str() + " has negative size " +
+           std::to_string(data[i]) + " at dim " + std::to_string(i));
     }
-    if (__builtin_mul_overflow(numel, dims[i], &numel)) overflow = true;
+    if (data[i] == 0) zero = true;
+    if (__builtin_mul_overflow(numel, data[i], &numel)) overflow = true;
   }
   // A zero anywhere makes the count 0 whatever overflowed before it.
-  for (int64_t d : dims) {
-    if (d == 0) return 0;
-  }
+  if (zero) return 0;
   int64_t bytes = 0;
   if (overflow || __builtin_mul_overflow(numel, static_cast<int64_t>(element_size), &bytes)) {
-    Fail(std::string(op) + ": " + arg + " " + Str(dims) + " has more elements (x " +
+    Fail(std::string(op) + ": " + arg + " " + dims_str() + " has more elements (x " +
          std::to_string(element_size) + " bytes each) than int64 can count");
   }
   return numel;
 }
+}  // namespace
+
+int64_t CheckShape(const char* op, const char* arg, const std::vector<int64_t>& dims,
+                   size_t element_size) {
+  return CheckDims(op, arg, dims.data(), dims.size(), element_size);
+}
 
 int64_t CheckShape(const char* op, const char* arg, const Shape& shape, size_t element_size) {
-  return CheckShape(op, arg, shape.vec(), element_size);
+  return CheckDims(op, arg, shape.data(), static_cast<size_t>(shape.ndim()), element_size);
 }
 
 ViewGeometry InferExpand(const Shape& in, const Strides& in_stride,
@@ -71,7 +79,7 @@ ViewGeometry InferExpand(const Shape& in, const Strides& in_stride,
     Fail("expand: sizes " + Str(sizes) + " has " + std::to_string(n) + " dims, at most " +
          std::to_string(kMaxDims) + " are supported");
   }
-  std::vector<int64_t> out(static_cast<size_t>(n));
+  int64_t out[kMaxDims];
   Strides stride(static_cast<size_t>(n));
   for (int64_t i = n - 1; i >= 0; --i) {
     const int64_t dim = k - (n - i);
@@ -85,9 +93,10 @@ ViewGeometry InferExpand(const Shape& in, const Strides& in_stride,
     }
     if (target == -1) {
       if (dim < 0) {
-        Fail("expand: the expanded size of the tensor (-1) isn't allowed in a leading, "
-             "non-existing dimension " +
-             std::to_string(i) + "; target sizes " + Str(sizes) + ", tensor shape " + Str(in));
+        Fail(
+            "expand: the expanded size of the tensor (-1) isn't allowed in a leading, "
+            "non-existing dimension " +
+            std::to_string(i) + "; target sizes " + Str(sizes) + ", tensor shape " + Str(in));
       }
       target = size;
     }
@@ -95,8 +104,8 @@ ViewGeometry InferExpand(const Shape& in, const Strides& in_stride,
       if (size != 1) {
         Fail("expand: the expanded size of the tensor (" + std::to_string(target) +
              ") must match the existing size (" + std::to_string(size) +
-             ") at non-singleton dimension " + std::to_string(i) + "; target sizes " +
-             Str(sizes) + ", tensor shape " + Str(in));
+             ") at non-singleton dimension " + std::to_string(i) + "; target sizes " + Str(sizes) +
+             ", tensor shape " + Str(in));
       }
       size = target;
       st = 0;
@@ -104,8 +113,9 @@ ViewGeometry InferExpand(const Shape& in, const Strides& in_stride,
     out[i] = size;
     stride[i] = st;
   }
-  CheckShape("expand", "output shape", out, element_size);
-  return {Shape(out), stride, 0};
+  const Shape out_shape(out, static_cast<int>(n));
+  CheckShape("expand", "output shape", out_shape, element_size);
+  return {out_shape, std::move(stride), 0};
 }
 
 Shape InferRepeat(const Shape& in, const std::vector<int64_t>& repeats, size_t element_size) {
@@ -120,12 +130,11 @@ Shape InferRepeat(const Shape& in, const std::vector<int64_t>& repeats, size_t e
     Fail("repeat: repeats " + Str(repeats) + " has " + std::to_string(n) + " dims, at most " +
          std::to_string(kMaxDims) + " are supported");
   }
-  std::vector<int64_t> out(static_cast<size_t>(n));
+  int64_t out[kMaxDims];
   for (int64_t i = 0; i < n; ++i) {
     if (repeats[i] < 0) {
-      Fail("repeat: repeats must be non-negative, got " + std::to_string(repeats[i]) +
-           " at dim " + std::to_string(i) + "; repeats " + Str(repeats) + ", tensor shape " +
-           Str(in));
+      Fail("repeat: repeats must be non-negative, got " + std::to_string(repeats[i]) + " at dim " +
+           std::to_string(i) + "; repeats " + Str(repeats) + ", tensor shape " + Str(in));
     }
     const int64_t dim = k - (n - i);
     const int64_t s = dim >= 0 ? in[dim] : 1;
@@ -135,8 +144,9 @@ Shape InferRepeat(const Shape& in, const std::vector<int64_t>& repeats, size_t e
            ", tensor shape " + Str(in));
     }
   }
-  CheckShape("repeat", "output shape", out, element_size);
-  return Shape(out);
+  const Shape out_shape(out, static_cast<int>(n));
+  CheckShape("repeat", "output shape", out_shape, element_size);
+  return out_shape;
 }
 
 Shape InferReshape(const Shape& in, const std::vector<int64_t>& shape) {
@@ -198,7 +208,8 @@ std::optional<Strides> ReshapeStrides(const Shape& in, const Strides& in_stride,
   int64_t view_numel = 1;
   for (int64_t d = in.ndim() - 1; d >= 0; --d) {
     in_numel *= in[d];
-    const bool chunk_ends = d == 0 || (in[d - 1] != 1 && in_stride[d - 1] != in_numel * chunk_stride);
+    const bool chunk_ends =
+        d == 0 || (in[d - 1] != 1 && in_stride[d - 1] != in_numel * chunk_stride);
     if (!chunk_ends) continue;
     while (view_d >= 0 && (view_numel < in_numel || out[view_d] == 1)) {
       stride[view_d] = view_numel * chunk_stride;
@@ -221,8 +232,8 @@ ViewGeometry InferPermute(const Shape& in, const Strides& in_stride,
   const int64_t n = in.ndim();
   if (static_cast<int64_t>(dims.size()) != n) {
     Fail("permute: the number of dims (" + std::to_string(dims.size()) +
-         ") must equal the number of dimensions of the tensor (" + std::to_string(n) +
-         "); dims " + Str(dims) + ", tensor shape " + Str(in));
+         ") must equal the number of dimensions of the tensor (" + std::to_string(n) + "); dims " +
+         Str(dims) + ", tensor shape " + Str(in));
   }
   std::vector<bool> seen(static_cast<size_t>(n), false);
   std::vector<int64_t> shape(static_cast<size_t>(n));
@@ -248,9 +259,9 @@ ViewGeometry InferNarrow(const Shape& in, const Strides& in_stride, int64_t dim,
   int64_t s = start;
   if (s < 0 && s >= -size) s += size;
   if (s < 0 || s > size) {
-    Fail("narrow: start " + std::to_string(start) + " is out of range [" +
-         std::to_string(-size) + ", " + std::to_string(size) + "] for dim " + std::to_string(d) +
-         " of size " + std::to_string(size));
+    Fail("narrow: start " + std::to_string(start) + " is out of range [" + std::to_string(-size) +
+         ", " + std::to_string(size) + "] for dim " + std::to_string(d) + " of size " +
+         std::to_string(size));
   }
   if (length < 0 || length > size - s) {
     Fail("narrow: start (" + std::to_string(s) + ") + length (" + std::to_string(length) +

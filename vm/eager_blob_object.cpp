@@ -5,10 +5,7 @@
 namespace ofl::vm {
 
 EagerBlobObject::EagerBlobObject(Device device, size_t bytes, Stream* producer)
-    : device_(device),
-      bytes_(bytes),
-      id_(VirtualMachine::Get().NewBlobId()),
-      producer_(producer) {}
+    : device_(device), bytes_(bytes), id_(VirtualMachine::Get().NewBlobId()), producer_(producer) {}
 
 EagerBlobObject::~EagerBlobObject() { Free(); }
 

@@ -37,7 +37,9 @@ class EagerBlobObject {
   size_t bytes() const { return bytes_; }
   uint64_t id() const { return id_; }
   Stream* producer_stream() const { return producer_; }
-  char* data() const { return block_ ? static_cast<char*>(CachingAllocator::Data(block_)) : nullptr; }
+  char* data() const {
+    return block_ ? static_cast<char*>(CachingAllocator::Data(block_)) : nullptr;
+  }
   bool allocated() const { return block_ != nullptr || bytes_ == 0; }
 
   // Called on the producer stream's worker in Prepare / ReleaseTensor.
@@ -45,8 +47,8 @@ class EagerBlobObject {
   void Free();
 
   Dependence& dependence() { return dep_; }
-  // Poison: set by the worker that failed to produce this blob (before it publishes "done"), read by
-  // instructions ordered after it.
+  // Poison: set by the worker that failed to produce this blob (before it publishes "done"), read
+  // by instructions ordered after it.
   const VmErrorPtr& error() const { return error_; }
   void set_error(VmErrorPtr e) { error_ = std::move(e); }
 

@@ -32,22 +32,18 @@ OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel,
                            std::vector<int64_t> attrs)
     : op_name_(std::move(op_name)), kernel_(kernel) {
   ctx_.attrs.assign(attrs.begin(), attrs.end());
-  ctx_.inputs.resize(inputs.size());
-  ctx_.outputs.resize(outputs.size());
-  byte_offsets_.resize(inputs.size() + outputs.size());
+  ctx_.inputs.reserve(inputs.size());
+  ctx_.outputs.reserve(outputs.size());
+  byte_offsets_.reserve(inputs.size() + outputs.size());
   reads_.reserve(inputs.size());
   writes_.reserve(outputs.size());
-  auto take = [&](BlobArg& a, kernels::TensorArg* arg, FastVector<BlobPtr>* blobs, size_t k) {
-    arg->shape = a.shape;
-    arg->stride = a.stride;
-    arg->dtype = a.dtype;
-    byte_offsets_[k] = a.offset * static_cast<int64_t>(element_size(a.dtype));
+  auto take = [&](BlobArg& a, FastVector<kernels::TensorArg>* args, FastVector<BlobPtr>* blobs) {
+    args->push_back(kernels::TensorArg{nullptr, a.shape, a.stride, a.dtype});
+    byte_offsets_.push_back(a.offset * static_cast<int64_t>(element_size(a.dtype)));
     blobs->push_back(std::move(a.blob));
   };
-  for (size_t i = 0; i < inputs.size(); ++i) take(inputs[i], &ctx_.inputs[i], &reads_, i);
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    take(outputs[i], &ctx_.outputs[i], &writes_, inputs.size() + i);
-  }
+  for (BlobArg& a : inputs) take(a, &ctx_.inputs, &reads_);
+  for (BlobArg& a : outputs) take(a, &ctx_.outputs, &writes_);
 }
 
 void OpCallPolicy::Compute(Instruction*) {

@@ -71,7 +71,8 @@ class OpCallPolicy final : public InstructionPolicy {
 class AccessBlobByCallbackPolicy final : public InstructionPolicy {
  public:
   using Callback = std::function<void(const kernels::TensorArg&)>;
-  AccessBlobByCallbackPolicy(std::string op_name, BlobArg arg, Callback cb, AccessModifier modifier);
+  AccessBlobByCallbackPolicy(std::string op_name, BlobArg arg, Callback cb,
+                             AccessModifier modifier);
   const char* policy_name() const override { return "AccessBlobByCallback"; }
   const std::string& op_name() const override { return op_name_; }
   void Compute(Instruction* instr) override;
@@ -139,10 +140,10 @@ class Instruction : public FastNew {
   std::unique_ptr<InstructionPolicy> ReleaseOperands();
 
   // Set at submit (under the VM's lock).
-  FastVector<InstrRef> wait_for;       // unfinished predecessors on other streams
-  std::vector<uint64_t> dep_ids;       // every predecessor, for the trace (only while tracing)
-  std::vector<bool> dep_cross_stream;  // parallel to dep_ids
-  std::vector<InstrRef> trace_preds;   // every predecessor (only while tracing)
+  FastVector<InstrRef> wait_for;         // unfinished predecessors on other streams
+  std::vector<uint64_t> dep_ids;         // every predecessor, for the trace (only while tracing)
+  std::vector<bool> dep_cross_stream;    // parallel to dep_ids
+  std::vector<InstrRef> trace_preds;     // every predecessor (only while tracing)
   FastVector<uint64_t> folded_releases;  // blobs freed after it ran (only while tracing)
   int64_t issue_ns = 0;
   // Set by the worker.

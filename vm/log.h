@@ -1,5 +1,6 @@
 // The VM's logger (spdlog). Level from OFL_LOG_LEVEL (trace, debug, info, warn, error, off;
-// default warn). At debug every instruction's issue, start and end is logged with its id and stream.
+// default warn). At debug every instruction's issue, start and end is logged with its id and
+// stream.
 #pragma once
 
 #include <spdlog/logger.h>

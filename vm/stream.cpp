@@ -8,10 +8,14 @@ namespace ofl::vm {
 
 std::string to_string(StreamRole role) {
   switch (role) {
-    case StreamRole::kCompute: return "compute";
-    case StreamRole::kHost2Device: return "h2d";
-    case StreamRole::kDevice2Host: return "d2h";
-    case StreamRole::kAux: return "aux";
+    case StreamRole::kCompute:
+      return "compute";
+    case StreamRole::kHost2Device:
+      return "h2d";
+    case StreamRole::kDevice2Host:
+      return "d2h";
+    case StreamRole::kAux:
+      return "aux";
   }
   return "unknown";
 }

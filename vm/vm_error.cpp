@@ -7,10 +7,14 @@ namespace ofl::vm {
 void VmError::Throw(const std::string& suffix) const {
   const std::string msg = message + suffix;
   switch (kind) {
-    case ErrorKind::kInvalidArgument: throw InvalidArgument(msg);
-    case ErrorKind::kOutOfMemory: throw OutOfMemory(msg);
-    case ErrorKind::kDevice: throw DeviceError(msg);
-    case ErrorKind::kGeneric: break;
+    case ErrorKind::kInvalidArgument:
+      throw InvalidArgument(msg);
+    case ErrorKind::kOutOfMemory:
+      throw OutOfMemory(msg);
+    case ErrorKind::kDevice:
+      throw DeviceError(msg);
+    case ErrorKind::kGeneric:
+      break;
   }
   throw Error(msg);
 }

@@ -15,7 +15,7 @@ struct VmError {
   ErrorKind kind = ErrorKind::kGeneric;
   std::string op_name;
   uint64_t instruction_id = 0;
-  std::string message;          // full message: names the op, the instruction and the cause
+  std::string message;  // full message: names the op, the instruction and the cause
   std::atomic<bool> reported{false};
 
   // Throws the ofl exception type that matches `kind`, with the message (plus `suffix`).

@@ -41,7 +41,8 @@ Tensor expand(const Tensor& x, const std::vector<int64_t>& sizes) {
   const TensorImpl& impl = ImplOf("expand", x);
   ops::ViewGeometry g =
       ops::InferExpand(impl.shape(), impl.stride(), sizes, element_size(impl.dtype()));
-  if (functional::ViewsDisabled()) return CopyView("expand", impl, g.shape, g.stride, impl.offset());
+  if (functional::ViewsDisabled())
+    return CopyView("expand", impl, g.shape, g.stride, impl.offset());
   return MakeView(x, g.shape, std::move(g.stride), impl.offset());
 }
 

@@ -1,5 +1,6 @@
 // The op calls of the public API. Each validates its arguments and infers the output's shape
-// synchronously (errors are thrown here, before anything is queued), then queues its work on the VM.
+// synchronously (errors are thrown here, before anything is queued), then queues its work on the
+// VM.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,8 @@
 
 namespace ofl {
 
-Tensor empty(const Shape& shape, DType dtype = DType::kFloat32, const Device& device = Device("cpu"));
+Tensor empty(const Shape& shape, DType dtype = DType::kFloat32,
+             const Device& device = Device("cpu"));
 // Copies `data` (numel * element_size bytes, row-major) before returning.
 Tensor from_host(const void* data, const Shape& shape, DType dtype,
                  const Device& device = Device("cpu"));
@@ -51,7 +53,8 @@ Tensor tensor(const std::vector<T>& data, const Shape& shape, const Device& devi
   return detail::TensorFromVector(data.data(), data.size(), DTypeOf<T>::value, shape, device);
 }
 template <>
-inline Tensor tensor<bool>(const std::vector<bool>& data, const Shape& shape, const Device& device) {
+inline Tensor tensor<bool>(const std::vector<bool>& data, const Shape& shape,
+                           const Device& device) {
   return detail::TensorFromBools(data, shape, device);
 }
 

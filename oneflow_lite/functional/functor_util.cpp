@@ -12,8 +12,8 @@ Tensor NewTensor(const Shape& shape, DType dtype, const Device& device) {
   const size_t bytes = static_cast<size_t>(shape.numel()) * element_size(dtype);
   auto blob = MakeShared<vm::EagerBlobObject>(device, bytes, stream);
   auto storage = MakeShared<Storage>(std::move(blob));
-  return Tensor(
-      MakeShared<TensorImpl>(shape, ContiguousStrides(shape), 0, dtype, device, std::move(storage)));
+  return Tensor(MakeShared<TensorImpl>(shape, ContiguousStrides(shape), 0, dtype, device,
+                                       std::move(storage)));
 }
 
 Tensor MakeView(const Tensor& x, const Shape& shape, std::vector<int64_t> stride, int64_t offset) {
@@ -24,7 +24,8 @@ Tensor MakeView(const Tensor& x, const Shape& shape, std::vector<int64_t> stride
 
 const TensorImpl& ImplOf(const char* op, const Tensor& x) {
   if (!x.defined()) {
-    throw InvalidArgument(std::string(op) + ": the input tensor is undefined (default-constructed)");
+    throw InvalidArgument(std::string(op) +
+                          ": the input tensor is undefined (default-constructed)");
   }
   return *x.impl();
 }

@@ -28,9 +28,8 @@ Tensor empty(const Shape& shape, DType dtype, const Device& device) {
   ops::CheckShape("empty", "shape", shape, element_size(dtype));
   Tensor out = NewTensor(shape, dtype, device);
   kernels::KernelFn fn = empty_kernel.Get(device.type());
-  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
-    b->OpCall("empty", fn, {}, {out.impl()->arg()});
-  });
+  vm::PhysicalRun(
+      [&](vm::InstructionsBuilder* b) { b->OpCall("empty", fn, {}, {out.impl()->arg()}); });
   return out;
 }
 
@@ -127,7 +126,9 @@ MemoryStats memory_stats(const Device& device) {
   return vm::VirtualMachine::Get().GetAllocator(device)->stats();
 }
 
-void empty_cache(const Device& device) { vm::VirtualMachine::Get().GetAllocator(device)->EmptyCache(); }
+void empty_cache(const Device& device) {
+  vm::VirtualMachine::Get().GetAllocator(device)->EmptyCache();
+}
 
 void set_memory_limit(const Device& device, int64_t bytes) {
   if (bytes < 0) {

@@ -1,5 +1,5 @@
-// ofl_vm_trace: runs a built-in demo of the expand / repeat examples through the VM with tracing on,
-// prints the results and one line per instruction saying what the VM did and why.
+// ofl_vm_trace: runs a built-in demo of the expand / repeat examples through the VM with tracing
+// on, prints the results and one line per instruction saying what the VM did and why.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -20,7 +20,8 @@ std::vector<T> Iota(int64_t n) {
 void PrintTensor(const char* label, const ofl::Tensor& t) {
   const std::vector<float> v = t.to_vector<float>();
   std::printf("%-44s shape %-18s stride %-22s contiguous=%d\n  values:", label,
-              t.shape().str().c_str(), ofl::ToString(t.stride()).c_str(), t.is_contiguous() ? 1 : 0);
+              t.shape().str().c_str(), ofl::ToString(t.stride()).c_str(),
+              t.is_contiguous() ? 1 : 0);
   const size_t shown = v.size() < 24 ? v.size() : 24;
   for (size_t i = 0; i < shown; ++i) std::printf(" %g", v[i]);
   if (shown < v.size()) std::printf(" ... (%zu values)", v.size());
@@ -39,8 +40,8 @@ void PrintTrace(const std::vector<ofl::vm::TraceRecord>& trace) {
   int64_t t0 = trace.front().issue_ns;
   for (const auto& r : trace) t0 = std::min(t0, r.issue_ns);
   auto us = [&](int64_t ns) { return static_cast<double>(ns - t0) / 1000.0; };
-  std::printf("\n%-5s %-20s %-16s %-15s %-12s %-12s %-22s %-22s %s\n", "id", "policy", "op",
-              "stream", "reads", "writes", "waited for", "allocation",
+  std::printf("\n%-5s %-20s %-16s %-15s %-8s %-8s %-20s %-14s %-10s %s\n", "id", "policy", "op",
+              "stream", "reads", "writes", "waited for", "allocation", "then frees",
               "issue -> ready -> start -> end (us)");
   for (const auto& r : trace) {
     std::string waited;
@@ -55,11 +56,12 @@ void PrintTrace(const std::vector<ofl::vm::TraceRecord>& trace) {
                (a.cache_hit ? "hit" : "miss");
     }
     if (alloc.empty()) alloc = "-";
-    std::printf("#%-4llu %-20s %-16s %-15s %-12s %-12s %-22s %-22s %.1f -> %.1f -> %.1f -> %.1f%s%s\n",
-                static_cast<unsigned long long>(r.id), r.policy.c_str(), r.op.c_str(),
-                r.stream.c_str(), Ids("b", r.reads).c_str(), Ids("b", r.writes).c_str(),
-                waited.c_str(), alloc.c_str(), us(r.issue_ns), us(r.ready_ns), us(r.start_ns),
-                us(r.end_ns), r.error.empty() ? "" : "  ERROR: ", r.error.c_str());
+    std::printf(
+        "#%-4llu %-20s %-16s %-15s %-8s %-8s %-20s %-14s %-10s %.1f -> %.1f -> %.1f -> %.1f%s%s\n",
+        static_cast<unsigned long long>(r.id), r.policy.c_str(), r.op.c_str(), r.stream.c_str(),
+        Ids("b", r.reads).c_str(), Ids("b", r.writes).c_str(), waited.c_str(), alloc.c_str(),
+        Ids("b", r.folded_releases).c_str(), us(r.issue_ns), us(r.ready_ns), us(r.start_ns),
+        us(r.end_ns), r.error.empty() ? "" : "  ERROR: ", r.error.c_str());
   }
 }
 
@@ -85,12 +87,14 @@ int RunDemo() {
   Tensor c_grad = ofl::repeat_backward(c_rep, c.shape(), {2, 1, 2, 4, 1, 1});
   PrintTensor("repeat_backward(.., (4,1,3,5), ..) = 16*c", c_grad);
 
-  std::printf("\n== a chain whose temporaries die (ReleaseTensor returns blocks to the pool)\n");
+  std::printf(
+      "\n== a chain whose temporaries die (each release folds into the last user of the dead "
+      "blob)\n");
   Tensor x = ofl::tensor(Iota<float>(6), {2, 1, 3});
   Tensor acc = x;
   for (int i = 0; i < 3; ++i) {
-    Tensor wide = acc.expand({2, 4, 3}).contiguous();   // dies at the end of the iteration
-    acc = ofl::expand_backward(wide, acc.shape());      // the old acc dies here
+    Tensor wide = acc.expand({2, 4, 3}).contiguous();  // dies at the end of the iteration
+    acc = ofl::expand_backward(wide, acc.shape());     // the old acc dies here
   }
   PrintTensor("x after 3 rounds of expand x4 + backward", acc);
   ofl::sync();
@@ -118,7 +122,9 @@ int main(int argc, char** argv) {
           "usage: ofl_vm_trace\n  Runs the built-in demo (expand and repeat examples, a chain that "
           "frees tensors)\n  with VM tracing on, prints the results and one line per instruction:\n"
           "  id, policy, op, stream, blobs read/written, what it waited for (fifo = same-stream\n"
-          "  order, event = a cross-stream wait), allocation (bytes, pool hit or miss) and\n"
+          "  order, event = a cross-stream wait), allocation (bytes, pool hit or miss), the\n"
+          "  blobs of dead tensors it freed after running (a release folded into their last\n"
+          "  user; a ReleaseTensor instruction is issued only when users span streams) and\n"
           "  issue -> ready -> start -> end times in microseconds.\n");
       return 0;
     }
