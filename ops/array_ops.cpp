@@ -298,7 +298,13 @@ Shape InferExpandBackward(const Shape& dy, const Shape& input_shape) {
 void CheckRepeatBackward(const Shape& dy, const Shape& input_shape,
                          const std::vector<int64_t>& repeats) {
   CheckShape("repeat_backward", "input_shape", input_shape, 1);
-  const Shape expect = InferRepeat(input_shape, repeats, 1);
+  Shape expect;
+  try {
+    expect = InferRepeat(input_shape, repeats, 1);
+  } catch (const InvalidArgument& e) {
+    Fail(std::string("repeat_backward: invalid repeats for input_shape ") + Str(input_shape) +
+         ": " + e.what());
+  }
   if (expect != dy) {
     Fail("repeat_backward: gradient shape " + Str(dy) + " does not match repeat(input_shape=" +
          Str(input_shape) + ", repeats=" + Str(repeats) + ") = " + Str(expect));

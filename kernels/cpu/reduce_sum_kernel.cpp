@@ -81,8 +81,8 @@ struct ReducePlan {
 
 // The summed dims' innermost run is contiguous in the input while the kept dims' is not: each
 // output element sums whole runs, [begin, end) being output elements in kept row-major order.
-template <class T>
-void ReduceRuns(const ReducePlan& p, T* out, const T* in, int64_t begin, int64_t end) {
+template <class T, class TOut>
+void ReduceRuns(const ReducePlan& p, TOut* out, const T* in, int64_t begin, int64_t end) {
   using A = typename Acc<T>::type;
   const LoopDims<1>& red = p.reduced;
   const int ri = red.ndim - 1;
@@ -100,7 +100,7 @@ void ReduceRuns(const ReducePlan& p, T* out, const T* in, int64_t begin, int64_t
       acc += SumRun(base + rc.offset[0], run);
       AdvanceCursor(red, ri, &rc);
     }
-    out[kc.offset[0]] = FromAcc<T>(acc);
+    out[kc.offset[0]] = FromAcc<TOut>(acc);
     AdvanceCursor(p.kept, p.kept.ndim, &kc);
   }
 }
@@ -124,8 +124,8 @@ inline void AccumulateRow(typename Acc<T>::type* acc, const T* row, int64_t stri
 // (item = outer kept index * blocks + block); each block keeps its accumulators and walks the
 // summed dims in row-major order, adding one input row segment at a time. An element's sum is the
 // same for any block_len.
-template <class T>
-void ReduceBlocks(const ReducePlan& p, int64_t block_len, T* out, const T* in, int64_t begin,
+template <class T, class TOut>
+void ReduceBlocks(const ReducePlan& p, int64_t block_len, TOut* out, const T* in, int64_t begin,
                   int64_t end) {
   using A = typename Acc<T>::type;
   const LoopDims<2>& kept = p.kept;
@@ -160,8 +160,8 @@ void ReduceBlocks(const ReducePlan& p, int64_t block_len, T* out, const T* in, i
       }
       AdvanceCursor(red, ri, &rc);
     }
-    T* dst = out + kc.offset[0] + j0 * out_stride;
-    for (int64_t j = 0; j < cnt; ++j) dst[j * out_stride] = FromAcc<T>(acc[j]);
+    TOut* dst = out + kc.offset[0] + j0 * out_stride;
+    for (int64_t j = 0; j < cnt; ++j) dst[j * out_stride] = FromAcc<TOut>(acc[j]);
     if (++block == blocks) {
       block = 0;
       AdvanceCursor(kept, ki, &kc);
@@ -169,9 +169,11 @@ void ReduceBlocks(const ReducePlan& p, int64_t block_len, T* out, const T* in, i
   }
 }
 
-template <class T>
+// TOut differs from T only between the 16-bit floats and float32, whose accumulators are all float.
+template <class T, class TOut = T>
 void ReduceTyped(const ReducePlan& p, void* out_data, const void* in_data) {
-  T* out = static_cast<T*>(out_data);
+  static_assert(std::is_same_v<typename Acc<T>::type, typename Acc<TOut>::type>);
+  TOut* out = static_cast<TOut*>(out_data);
   const T* in = static_cast<const T*>(in_data);
   const int64_t out_numel = NumElements(p.kept);
   const int64_t sum_len = NumElements(p.reduced);
@@ -227,9 +229,14 @@ void ReduceSumToKernel(const KernelContext& ctx) {
         "reduce_sum_to: dtype bool is not supported (cast the tensor to an integer dtype before "
         "summing it)");
   }
-  if (in.dtype != out.dtype) {
+  // Mixed 16-bit float / float32 lets a sum done in several passes keep float partial results.
+  auto is_half = [](DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; };
+  const bool mixed = in.dtype != out.dtype;
+  if (mixed && !((is_half(in.dtype) && out.dtype == DType::kFloat32) ||
+                 (in.dtype == DType::kFloat32 && is_half(out.dtype)))) {
     throw InvalidArgument("reduce_sum_to: input dtype " + to_string(in.dtype) +
-                          " differs from output dtype " + to_string(out.dtype));
+                          " differs from output dtype " + to_string(out.dtype) +
+                          " (only float16/bfloat16 <-> float32 may differ)");
   }
   const int n = in.shape.ndim();
   if (out.shape.ndim() != n) {
@@ -250,7 +257,9 @@ void ReduceSumToKernel(const KernelContext& ctx) {
                             std::to_string(i) + " must be " + std::to_string(d) + " or 1");
     }
   }
-  if (p.reduced.ndim == 0) {  // nothing to sum: a plain copy
+  if (p.reduced.ndim == 0 && mixed) {
+    PushDim(&p.reduced, 1, {0});     // nothing to sum, but the values still change type
+  } else if (p.reduced.ndim == 0) {  // nothing to sum: a plain copy
     StridedCopy(out.data, out.stride.data(), in.data, in.stride.data(), in.shape.data(), n,
                 element_size(in.dtype));
     return;
@@ -266,6 +275,12 @@ void ReduceSumToKernel(const KernelContext& ctx) {
     p.kept.stride[1][0] = 0;
   }
 
+  if (mixed) {
+    if (in.dtype == DType::kFloat16) return ReduceTyped<float16, float>(p, out.data, in.data);
+    if (in.dtype == DType::kBFloat16) return ReduceTyped<bfloat16, float>(p, out.data, in.data);
+    if (out.dtype == DType::kFloat16) return ReduceTyped<float, float16>(p, out.data, in.data);
+    return ReduceTyped<float, bfloat16>(p, out.data, in.data);
+  }
   switch (in.dtype) {
     case DType::kUInt8:
       return ReduceTyped<uint8_t>(p, out.data, in.data);

@@ -12,6 +12,8 @@
 // Each pass reads only what an earlier pass wrote, so each can be split freely over threads.
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -143,7 +145,8 @@ void DoublePrefixes(const LoopDims<1>& tile_rows, char* out, int64_t tile_bytes,
 
 std::string ShapeMismatch(const TensorArg& in, const TensorArg& out, const KernelContext& ctx) {
   return "repeat: output shape " + out.shape.str() + " does not match input shape " +
-         in.shape.str() + " repeated by " + ToString(ctx.attrs);
+         in.shape.str() + " repeated by " +
+         ToString(std::vector<int64_t>(ctx.attrs.begin(), ctx.attrs.end()));
 }
 
 }  // namespace
@@ -153,8 +156,9 @@ void RepeatKernel(const KernelContext& ctx) {
   const TensorArg& out = ctx.outputs[0];
   const int n = out.shape.ndim();
   const int k = in.shape.ndim();
-  if (static_cast<int>(ctx.attrs.size()) != n || k > n)
+  if (static_cast<int>(ctx.attrs.size()) != n || k > n) {
     throw InvalidArgument(ShapeMismatch(in, out, ctx));
+  }
   if (in.dtype != out.dtype) {
     throw InvalidArgument("repeat: input dtype " + to_string(in.dtype) +
                           " differs from output dtype " + to_string(out.dtype));

@@ -116,8 +116,8 @@ Tensor repeat_backward(const Tensor& dy, const Shape& input_shape,
   kernels::KernelFn fn = reduce_kernel.Get(impl.device().type());
   auto reduce = [&](const TensorImpl& src, const std::vector<int64_t>& view_shape,
                     const std::vector<int64_t>& view_stride, const std::vector<int64_t>& target,
-                    const Shape& out_shape) {
-    Tensor out = NewTensor(out_shape, src.dtype(), src.device());
+                    const Shape& out_shape, DType out_dtype) {
+    Tensor out = NewTensor(out_shape, out_dtype, src.device());
     const Shape target_shape(target);
     vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
       b->OpCall("repeat_backward", fn, {src.arg(Shape(view_shape), view_stride, src.offset())},
@@ -140,21 +140,28 @@ Tensor repeat_backward(const Tensor& dy, const Shape& input_shape,
         target.push_back(s);
       }
     }
-    return reduce(impl, view_shape, view_stride, target, input_shape);
+    return reduce(impl, view_shape, view_stride, target, input_shape, impl.dtype());
   }
   // Too many dims to split at once: reduce one dim per round over a contiguous copy, seen as
-  // (before, r, s, after). Every round is one OpCall; the order of each sum stays fixed.
+  // (before, r, s, after). Every round is one OpCall; the order of each sum stays fixed. 16-bit
+  // floats keep their partial sums in float32 between rounds, so they still accumulate in float.
+  const bool half = impl.dtype() == DType::kFloat16 || impl.dtype() == DType::kBFloat16;
+  int64_t last_round = -1;
+  for (int64_t j = 0; j < n; ++j) {
+    if (repeats[j] != 1) last_round = j;
+  }
   Tensor cur = contiguous(dy);
   std::vector<int64_t> sizes(impl.shape().begin(), impl.shape().end());
   for (int64_t j = 0; j < n; ++j) {
     const int64_t r = repeats[j], s = in_padded[j];
     if (r == 1) continue;
+    const DType out_dtype = half && j != last_round ? DType::kFloat32 : impl.dtype();
     int64_t before = 1, after = 1;
     for (int64_t d = 0; d < j; ++d) before *= sizes[d];
     for (int64_t d = j + 1; d < n; ++d) after *= sizes[d];
     sizes[j] = s;
     cur = reduce(*cur.impl(), {before, r, s, after}, {r * s * after, s * after, after, 1},
-                 {before, 1, s, after}, Shape(sizes));
+                 {before, 1, s, after}, Shape(sizes), out_dtype);
   }
   return reshape(cur, input_shape.vec());
 }

@@ -60,7 +60,7 @@ TEST(IndexUtilTest, SortingFollowsOperandZero) {
 }
 
 TEST(IndexUtilTest, OffsetsAndCursorAgree) {
-  const LoopDims<2> d = Simplify({2, 3, 4}, {12, 4, 1}, {1, 8, 2}, false);
+  const LoopDims<2> d = Simplify({2, 3, 4}, {12, 4, 1}, {1, 9, 2}, false);
   ASSERT_EQ(d.ndim, 3);
   LoopCursor<2> c;
   ResetCursor(d.ndim, &c);
@@ -69,7 +69,7 @@ TEST(IndexUtilTest, OffsetsAndCursorAgree) {
     LinearToOffsets(d, linear, off);
     const int64_t i = linear / 12, j = linear / 4 % 3, k = linear % 4;
     EXPECT_EQ(off[0], linear);
-    EXPECT_EQ(off[1], i * 1 + j * 8 + k * 2);
+    EXPECT_EQ(off[1], i * 1 + j * 9 + k * 2);
     EXPECT_EQ(c.offset[0], off[0]);
     EXPECT_EQ(c.offset[1], off[1]);
     LoopCursor<2> seek;

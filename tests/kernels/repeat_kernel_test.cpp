@@ -57,7 +57,7 @@ void CheckRepeat(std::mt19937_64& rng, DType dtype, const View& in_view,
   KernelContext ctx;
   ctx.inputs.push_back(Arg(in, in_view, dtype));
   ctx.outputs.push_back(Arg(out, out_view, dtype));
-  ctx.attrs = repeats;
+  ctx.attrs.assign(repeats.begin(), repeats.end());
   cpu::RepeatKernel(ctx);
   ASSERT_EQ(std::memcmp(out.data(), expected.data(), out.bytes), 0);
 }

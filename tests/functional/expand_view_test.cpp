@@ -1,0 +1,100 @@
+// expand is a view: it shares the input's storage, broadcast and new dims get stride 0, and it
+// allocates nothing (the CPU pool's request count does not move). Its values read back correctly
+// from contiguous and non-contiguous inputs.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+#include "tests/functional/functional_test_util.h"
+
+namespace ofl::testing {
+namespace {
+
+class ExpandViewTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (EnvSet("OFL_DISABLE_VIEW")) GTEST_SKIP() << "OFL_DISABLE_VIEW=1 makes expand a copy";
+  }
+};
+
+TEST_F(ExpandViewTest, SharesStorageWithZeroStrides) {
+  const Tensor x = ofl::tensor<float>({1, 2, 3}, Shape({3, 1}));
+  const Tensor y = x.expand({2, 3, 4});
+  EXPECT_TRUE(SameStorage(y, x));
+  EXPECT_EQ(y.shape(), Shape({2, 3, 4}));
+  EXPECT_EQ(y.stride(), (Dims{0, 1, 0}));
+  EXPECT_EQ(y.storage_offset(), x.storage_offset());
+  EXPECT_FALSE(y.is_contiguous());
+  std::vector<float> want;
+  for (int a = 0; a < 2; ++a) {
+    for (float v : {1.f, 2.f, 3.f}) want.insert(want.end(), {v, v, v, v});
+  }
+  EXPECT_EQ(y.to_vector<float>(), want);
+}
+
+TEST_F(ExpandViewTest, AllocatesNothing) {
+  const Device cpu("cpu");
+  const Tensor x = ofl::tensor<double>({1, 2, 3, 4}, Shape({1, 4}));
+  ofl::sync();
+  const int64_t before = ofl::memory_stats(cpu).alloc_requests;
+  const Tensor y = x.expand({1000, 4});
+  const Tensor z = ofl::expand(y, {3, 1000, 4});
+  ofl::sync();
+  EXPECT_EQ(ofl::memory_stats(cpu).alloc_requests, before);
+  EXPECT_TRUE(SameStorage(z, x));
+  // Its values read back through the view.
+  const std::vector<double> v = z.to_vector<double>();
+  ASSERT_EQ(v.size(), 12000u);
+  for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], static_cast<double>(i % 4 + 1));
+  // Making it contiguous is where the memory is asked for.
+  const Tensor c = z.contiguous();
+  ofl::sync();
+  EXPECT_GT(ofl::memory_stats(cpu).alloc_requests, before);
+  EXPECT_FALSE(SameStorage(c, x));
+}
+
+TEST_F(ExpandViewTest, ViewsOfNonContiguousInputs) {
+  std::mt19937_64 rng(21);
+  const HostTensor<int16_t> h = RandomHost<int16_t>(rng, {4, 5});
+  const Tensor x = ToDevice(h);
+  // Narrowed to a column (4,1): stride (5,1), offset 2.
+  const Tensor col = x.narrow(1, 2, 1);
+  const Tensor e = col.expand({2, 4, 3});
+  EXPECT_TRUE(SameStorage(e, x));
+  EXPECT_EQ(e.stride(), (Dims{0, 5, 0}));
+  EXPECT_EQ(e.storage_offset(), 2);
+  EXPECT_TRUE(SameAs(e, RefExpand(RefNarrow(h, 1, 2, 1), {2, 4, 3})));
+  // Permuted (5,4) with strides (1,5), given a new leading dim of size 1.
+  const Tensor p = x.permute({1, 0}).expand({1, 5, 4});
+  EXPECT_EQ(p.stride(), (Dims{5, 1, 5}));
+  EXPECT_TRUE(SameAs(p, RefExpand(RefPermute(h, {1, 0}), {1, 5, 4})));
+  // An expanded view expanded again.
+  const Tensor ee = e.narrow(0, 1, 1).expand({3, 2, 4, 3});
+  EXPECT_TRUE(SameAs(ee, RefExpand(RefNarrow(RefExpand(RefNarrow(h, 1, 2, 1), {2, 4, 3}), 0, 1, 1),
+                                   {3, 2, 4, 3})));
+}
+
+TEST_F(ExpandViewTest, ZeroDimToSizeOneHasStrideOne) {
+  const Tensor x = ofl::tensor<int32_t>({7}, Shape());
+  const Tensor y = x.expand({1});
+  EXPECT_EQ(y.stride(), (Dims{1}));
+  EXPECT_EQ(y.to_vector<int32_t>(), (std::vector<int32_t>{7}));
+  const Tensor z = x.expand({2, 1});
+  EXPECT_EQ(z.stride(), (Dims{0, 1}));
+  EXPECT_EQ(z.to_vector<int32_t>(), (std::vector<int32_t>{7, 7}));
+}
+
+TEST(ExpandValuesTest, LargeExpandThenContiguous) {
+  std::mt19937_64 rng(22);
+  const HostTensor<float> row = RandomHost<float>(rng, {1, 4096});
+  const Tensor y = ToDevice(row).expand({64, 4096});
+  EXPECT_TRUE(SameAs(y, RefExpand(row, {64, 4096})));
+  const Tensor c = y.contiguous();
+  EXPECT_TRUE(c.is_contiguous());
+  EXPECT_EQ(c.stride(), (Dims{4096, 1}));
+  EXPECT_TRUE(SameAs(c, RefExpand(row, {64, 4096})));
+}
+
+}  // namespace
+}  // namespace ofl::testing
