@@ -42,9 +42,8 @@ VirtualMachine& VirtualMachine::Get() {
 VirtualMachine::VirtualMachine() {
   sync_mode_ = EnvInt("OFL_VM_SYNC", 0) != 0;
   spin_ns_ = std::max<int64_t>(0, EnvInt("OFL_VM_SPIN_US", 50)) * 1000;
-  high_water_ = EnvInt("OFL_VM_HIGH_WATER_MARK", 16384);
-  low_water_ = EnvInt("OFL_VM_LOW_WATER_MARK", high_water_ / 2);
-  SetWaterMarks(high_water_, low_water_);
+  const int64_t high = EnvInt("OFL_VM_HIGH_WATER_MARK", 16384);
+  SetWaterMarks(high, EnvInt("OFL_VM_LOW_WATER_MARK", high / 2));
   if (EnvInt("OFL_TRACE_VM", 0) != 0) tracing_ = true;
   fold_releases_ = EnvInt("OFL_VM_FOLD_RELEASE", 1) != 0;
   Logger();  // reads OFL_LOG_LEVEL once, before any worker logs
@@ -56,8 +55,12 @@ void VirtualMachine::SetWaterMarks(int64_t high, int64_t low) {
     throw InvalidArgument("set_water_marks: need 0 < low < high <= " + std::to_string(max_high) +
                           ", got high=" + std::to_string(high) + " low=" + std::to_string(low));
   }
-  high_water_ = high;
-  low_water_ = low;
+  {
+    std::lock_guard<std::mutex> lock(done_mu_);
+    high_water_.store(high, std::memory_order_relaxed);
+    low_water_.store(low, std::memory_order_relaxed);
+  }
+  done_cv_.notify_all();  // a blocked submitter re-checks against the new marks
 }
 
 CachingAllocator* VirtualMachine::GetAllocator(const Device& device) {
@@ -184,12 +187,15 @@ void VirtualMachine::Release(BlobPtr blob) {
 }
 
 void VirtualMachine::WaitForCapacity() {
-  if (pending_.load(std::memory_order_relaxed) < high_water_) return;
+  if (pending_.load(std::memory_order_relaxed) < high_water_.load(std::memory_order_relaxed))
+    return;
   waiters_.fetch_add(1, std::memory_order_seq_cst);
   {
     std::unique_lock<std::mutex> lock(done_mu_);
     done_cv_.wait(lock, [&] {
-      return pending_.load(std::memory_order_seq_cst) <= low_water_ || shut_down_.load();
+      return pending_.load(std::memory_order_seq_cst) <=
+                 low_water_.load(std::memory_order_relaxed) ||
+             shut_down_.load();
     });
   }
   waiters_.fetch_sub(1, std::memory_order_relaxed);

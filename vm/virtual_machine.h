@@ -110,8 +110,9 @@ class VirtualMachine {
   std::atomic<uint64_t> next_blob_id_{1};
   alignas(64) std::atomic<int64_t> pending_{0};
   std::atomic<int64_t> peak_pending_{0};
-  int64_t high_water_;
-  int64_t low_water_;
+  // Changed at run time by SetWaterMarks while submitters read them.
+  std::atomic<int64_t> high_water_{0};
+  std::atomic<int64_t> low_water_{0};
 
   // Completion wake-ups for waiters that stopped spinning.
   alignas(64) std::atomic<int32_t> waiters_{0};
