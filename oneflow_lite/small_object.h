@@ -1,8 +1,9 @@
 // Allocation of the small objects on the per-op path (instructions, policies, their operand lists,
 // tensor metadata). They are made on the issuing thread and often die in batches after the VM
 // retires them, a pattern that sends glibc's malloc down its slow paths; mimalloc's thread-local
-// free lists keep it cheap. Sanitizer builds (OFL_PLAIN_NEW) use plain new/delete instead, so that
-// ASan still sees every object.
+// free lists keep it cheap. mimalloc stays private to liboneflow_lite (FastMalloc / FastFree are
+// the only door), so a program linking oneflow_lite keeps its own malloc. Sanitizer builds
+// (OFL_PLAIN_NEW) use plain new/delete instead, so that ASan still sees every object.
 #pragma once
 
 #include <cstddef>
@@ -10,18 +11,33 @@
 #include <new>
 #include <vector>
 
-#ifndef OFL_PLAIN_NEW
-#include <mimalloc.h>
-#endif
-
 namespace ofl {
+
+// Never returns null: throws std::bad_alloc.
+void* FastMalloc(size_t bytes);
+void FastFree(void* p) noexcept;
 
 #ifdef OFL_PLAIN_NEW
 template <class T>
 using FastAllocator = std::allocator<T>;
 #else
 template <class T>
-using FastAllocator = mi_stl_allocator<T>;
+struct FastAllocator {
+  using value_type = T;
+  FastAllocator() noexcept = default;
+  template <class U>
+  FastAllocator(const FastAllocator<U>&) noexcept {}  // NOLINT(google-explicit-constructor)
+  T* allocate(size_t n) { return static_cast<T*>(FastMalloc(n * sizeof(T))); }
+  void deallocate(T* p, size_t) noexcept { FastFree(p); }
+  template <class U>
+  bool operator==(const FastAllocator<U>&) const noexcept {
+    return true;
+  }
+  template <class U>
+  bool operator!=(const FastAllocator<U>&) const noexcept {
+    return false;
+  }
+};
 #endif
 
 template <class T>
@@ -30,12 +46,8 @@ using FastVector = std::vector<T, FastAllocator<T>>;
 // Derive from this to make `new T` / `delete p` use the fast allocator.
 struct FastNew {
 #ifndef OFL_PLAIN_NEW
-  static void* operator new(size_t n) {
-    void* p = mi_malloc(n);
-    if (p == nullptr) throw std::bad_alloc();
-    return p;
-  }
-  static void operator delete(void* p) noexcept { mi_free(p); }
+  static void* operator new(size_t n) { return FastMalloc(n); }
+  static void operator delete(void* p) noexcept { FastFree(p); }
 #endif
 };
 
