@@ -60,9 +60,11 @@ class EagerBlobObject {
   size_t bytes_;
   uint64_t id_;
   Stream* producer_;
+  Dependence dep_;  // written by the issuing side
+  // Written by the worker (Allocate / Free / poisoning): kept off the dependence's cache line.
+  char worker_side_[64] = {};
   CachingAllocator* pool_ = nullptr;
   CachingAllocator::Block* block_ = nullptr;
-  Dependence dep_;
   VmErrorPtr error_;
 };
 

@@ -47,16 +47,22 @@ OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel,
 }
 
 void OpCallPolicy::Compute(Instruction*) {
-  const size_t n_in = ctx_.inputs.size();
+  // The worker fills a context of its own instead of writing into the policy: the issuing thread
+  // frees the policy later, and lines the worker dirtied would have to travel back to its core.
+  thread_local kernels::KernelContext ctx;
+  ctx.inputs.assign(ctx_.inputs.begin(), ctx_.inputs.end());
+  ctx.outputs.assign(ctx_.outputs.begin(), ctx_.outputs.end());
+  ctx.attrs.assign(ctx_.attrs.begin(), ctx_.attrs.end());
+  const size_t n_in = ctx.inputs.size();
   for (size_t i = 0; i < n_in; ++i) {
     char* base = reads_[i]->data();
-    ctx_.inputs[i].data = base ? base + byte_offsets_[i] : nullptr;
+    ctx.inputs[i].data = base ? base + byte_offsets_[i] : nullptr;
   }
-  for (size_t i = 0; i < ctx_.outputs.size(); ++i) {
+  for (size_t i = 0; i < ctx.outputs.size(); ++i) {
     char* base = writes_[i]->data();
-    ctx_.outputs[i].data = base ? base + byte_offsets_[n_in + i] : nullptr;
+    ctx.outputs[i].data = base ? base + byte_offsets_[n_in + i] : nullptr;
   }
-  kernel_(ctx_);
+  kernel_(ctx);
 }
 
 AccessBlobByCallbackPolicy::AccessBlobByCallbackPolicy(std::string op_name, BlobArg arg,

@@ -62,7 +62,7 @@ class OpCallPolicy final : public InstructionPolicy {
  private:
   std::string op_name_;
   kernels::KernelFn kernel_;
-  // Built at issue time; Compute only fills in the data pointers (blob base + byte offset).
+  // Built at issue time; Compute copies it and fills in the data pointers (base + byte offset).
   kernels::KernelContext ctx_;
   FastVector<int64_t> byte_offsets_;  // inputs first, then outputs
 };
@@ -146,6 +146,7 @@ class Instruction : public FastNew {
   std::vector<InstrRef> trace_preds;     // every predecessor (only while tracing)
   FastVector<uint64_t> folded_releases;  // blobs freed after it ran (only while tracing)
   int64_t issue_ns = 0;
+  int issue_thread = 0;  // TraceThreadIndex() of the issuing thread (only while tracing)
   // Set by the worker.
   int64_t ready_ns = 0, start_ns = 0, end_ns = 0;
   std::vector<AllocRecord> allocs;
@@ -158,8 +159,14 @@ class Instruction : public FastNew {
   uint64_t id_;
   Stream* stream_;
   std::unique_ptr<InstructionPolicy> policy_;
-  std::atomic<int32_t> refs_{0};
+  std::atomic<int32_t> refs_{0};  // touched by the issuing side only
+  // What the worker writes sits on cache lines of its own, away from the reference count and the
+  // operand lists that the issuing thread keeps writing.
+  char worker_side_[64] = {};
   std::atomic<bool> done_{false};
+  // Set by a waiter that gave up on it (hang report). A worker that reaches it afterwards skips it
+  // (a callback whose caller has gone must not run); see VirtualMachine::AbandonAndReport.
+  std::atomic<bool> abandoned_{false};
   // Dead blobs whose last user is this instruction: freed by the worker right after it ran. The
   // worker closes the list (kReleasesClosed) before publishing done, so a late push fails and the
   // releaser frees the blob itself.

@@ -41,7 +41,12 @@ Stream::~Stream() {
 
 void Stream::Push(Instruction* instr) {
   const uint64_t t = tail_.load(std::memory_order_relaxed);
-  while (t - head_.load(std::memory_order_acquire) >= kRingCapacity) std::this_thread::yield();
+  // head_ is written by the worker on every instruction; reading it on every push would pull its
+  // cache line across cores each time, so the producer keeps a stale copy until it looks full.
+  while (t - head_seen_ >= kRingCapacity) {
+    head_seen_ = head_.load(std::memory_order_acquire);
+    if (t - head_seen_ >= kRingCapacity) std::this_thread::yield();
+  }
   ring_[t & (kRingCapacity - 1)] = instr;
   tail_.store(t + 1, std::memory_order_seq_cst);
   // Pairs with the worker's store to sleeping_ then load of tail_: one of the two sees the other.

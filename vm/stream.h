@@ -58,6 +58,8 @@ class Stream {
   std::vector<Instruction*> ring_;
   alignas(64) std::atomic<uint64_t> head_{0};  // next slot the worker reads
   alignas(64) std::atomic<uint64_t> tail_{0};  // next slot the producer writes
+  uint64_t head_seen_ =
+      0;  // the producer's last read of head_ (re-read only when the ring looks full)
   alignas(64) std::atomic<bool> sleeping_{false};
   std::atomic<bool> stop_{false};
   std::mutex mu_;

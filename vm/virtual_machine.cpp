@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
+#include <unordered_map>
 
 #include "oneflow_lite/error.h"
+#include "vm/chrome_trace.h"
 #include "vm/instructions_builder.h"
 #include "vm/log.h"
 #include "vm/spin.h"
@@ -21,19 +26,28 @@ int64_t EnvInt(const char* name, int64_t fallback) {
   return (end != nullptr && *end == '\0') ? static_cast<int64_t>(x) : fallback;
 }
 
-void ShutdownAtExit() { VirtualMachine::Get().Shutdown(); }
-}  // namespace
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+double EnvDouble(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  return (end != nullptr && *end == '\0' && std::isfinite(x)) ? x : fallback;
 }
+
+// The traced instruction this worker is running (0 when none), so that the pool events its
+// Prepare and frees cause can name it.
+thread_local uint64_t current_traced_instruction = 0;
+
+std::string Describe(const Instruction* instr) {
+  return "#" + std::to_string(instr->id()) + " " + instr->policy()->policy_name() + " " +
+         instr->policy()->op_name() + " on " + instr->stream()->name();
+}
+}  // namespace
 
 VirtualMachine& VirtualMachine::Get() {
   static VirtualMachine* vm = [] {
     auto* v = new VirtualMachine();
-    std::atexit(&ShutdownAtExit);
+    std::atexit(&VirtualMachine::AtExit);
     return v;
   }();
   return *vm;
@@ -44,7 +58,16 @@ VirtualMachine::VirtualMachine() {
   spin_ns_ = std::max<int64_t>(0, EnvInt("OFL_VM_SPIN_US", 50)) * 1000;
   const int64_t high = EnvInt("OFL_VM_HIGH_WATER_MARK", 16384);
   SetWaterMarks(high, EnvInt("OFL_VM_LOW_WATER_MARK", high / 2));
-  if (EnvInt("OFL_TRACE_VM", 0) != 0) tracing_ = true;
+  SetWaitTimeout(EnvDouble("OFL_VM_TIMEOUT_SECONDS", 300));
+  if (const char* path = std::getenv("OFL_TRACE"); path != nullptr && *path != '\0') {
+    trace_path_ = path;
+  }
+  if (EnvInt("OFL_TRACE_VM", 0) != 0 || !trace_path_.empty()) {
+    // No pool exists yet; each one gets its observer when it is created.
+    trace_origin_ns_ = NowNs();
+    observing_pools_ = true;
+    tracing_ = true;
+  }
   fold_releases_ = EnvInt("OFL_VM_FOLD_RELEASE", 1) != 0;
   Logger();  // reads OFL_LOG_LEVEL once, before any worker logs
 }
@@ -74,6 +97,9 @@ CachingAllocator* VirtualMachine::GetAllocator(const Device& device) {
                         "present; use Device(\"cpu\")");
     }
     pool = std::make_unique<CachingAllocator>(device, std::make_unique<CpuAllocatorBackend>());
+    if (observing_pools_) {
+      pool->SetObserver([this, name = device.str()](const PoolEvent& e) { OnPoolEvent(name, e); });
+    }
   }
   return pool.get();
 }
@@ -187,15 +213,18 @@ void VirtualMachine::Release(BlobPtr blob) {
 }
 
 void VirtualMachine::WaitForCapacity() {
-  if (pending_.load(std::memory_order_relaxed) < high_water_.load(std::memory_order_relaxed))
+  const int64_t high = high_water_.load(std::memory_order_relaxed);
+  if (submitted_.load(std::memory_order_relaxed) - completed_seen_.load(std::memory_order_relaxed) <
+      high) {
     return;
+  }
+  completed_seen_.store(completed_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  if (PendingCount() < high) return;
   waiters_.fetch_add(1, std::memory_order_seq_cst);
   {
     std::unique_lock<std::mutex> lock(done_mu_);
     done_cv_.wait(lock, [&] {
-      return pending_.load(std::memory_order_seq_cst) <=
-                 low_water_.load(std::memory_order_relaxed) ||
-             shut_down_.load();
+      return PendingCount() <= low_water_.load(std::memory_order_relaxed) || shut_down_.load();
     });
   }
   waiters_.fetch_sub(1, std::memory_order_relaxed);
@@ -217,6 +246,7 @@ void VirtualMachine::Submit(FastVector<InstrRef>& batch) {
   }
   WaitForCapacity();
   const bool tracing = tracing_.load(std::memory_order_relaxed);
+  const int issue_thread = tracing ? TraceThreadIndex() : 0;
   const bool log_debug = LogDebugEnabled();
   Graveyard graveyard;
   std::lock_guard<std::mutex> lock(submit_mu_);
@@ -224,11 +254,19 @@ void VirtualMachine::Submit(FastVector<InstrRef>& batch) {
     Instruction* instr = ref.get();
     instr->id_ = next_instr_id_.fetch_add(1, std::memory_order_relaxed);
     instr->trace = tracing;
-    if (tracing) instr->issue_ns = NowNs();
+    if (tracing) {
+      instr->issue_ns = NowNs();
+      instr->issue_thread = issue_thread;
+    }
     ConsumeDependences(instr);
-    const int64_t now_pending = pending_.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (now_pending > peak_pending_.load(std::memory_order_relaxed)) {
-      peak_pending_.store(now_pending, std::memory_order_relaxed);
+    const int64_t submitted = submitted_.fetch_add(1, std::memory_order_seq_cst) + 1;
+    if (submitted - completed_seen_.load(std::memory_order_relaxed) >
+        peak_pending_.load(std::memory_order_relaxed)) {
+      const int64_t completed = completed_.load(std::memory_order_relaxed);
+      completed_seen_.store(completed, std::memory_order_relaxed);
+      if (submitted - completed > peak_pending_.load(std::memory_order_relaxed)) {
+        peak_pending_.store(submitted - completed, std::memory_order_relaxed);
+      }
     }
     if (log_debug) {
       Logger().debug("[#{} {}] issued {} {} (waits for {} instruction(s) on other streams)",
@@ -249,6 +287,7 @@ void VirtualMachine::Run(Instruction* instr) {
     for (const InstrRef& p : instr->trace_preds) ready = std::max(ready, p->end_ns);
     instr->ready_ns = ready;
     instr->start_ns = std::max(ready, NowNs());
+    current_traced_instruction = instr->id();
   }
   const bool log_debug = LogDebugEnabled();
   if (log_debug) {
@@ -256,7 +295,19 @@ void VirtualMachine::Run(Instruction* instr) {
                    policy->policy_name(), policy->op_name());
   }
   VmErrorPtr poison;
-  if (!policy->RunsOnPoisonedInputs()) {
+  // Pairs with AbandonAndReport: it stores abandoned_ and then finds this instruction behind an
+  // unfinished one, whose done_ store comes before this load (seq_cst on both sides).
+  if (instr->abandoned_.load(std::memory_order_seq_cst)) {
+    auto err = std::make_shared<VmError>();
+    err->op_name = policy->op_name();
+    err->instruction_id = instr->id();
+    err->message = policy->op_name() + " (instruction #" + std::to_string(instr->id()) + ", " +
+                   policy->policy_name() + " on " + instr->stream()->name() +
+                   ") was not run: a wait for it gave up with a hang report";
+    err->reported.store(true);  // the hang report was the error its waiter got
+    Logger().warn("[#{} {}] {}", instr->id(), instr->stream()->name(), err->message);
+    poison = std::move(err);  // skipped like an instruction with a poisoned input
+  } else if (!policy->RunsOnPoisonedInputs()) {
     for (const BlobPtr& b : policy->reads()) {
       if (b->error()) poison = b->error();
     }
@@ -314,7 +365,10 @@ void VirtualMachine::Run(Instruction* instr) {
     dead->Free();
     dead = next;
   }
-  if (instr->trace) instr->end_ns = std::max(instr->start_ns, NowNs());
+  if (instr->trace) {
+    instr->end_ns = std::max(instr->start_ns, NowNs());
+    current_traced_instruction = 0;
+  }
   if (log_debug) {
     Logger().debug("[#{} {}] done {} {}", instr->id(), instr->stream()->name(),
                    policy->policy_name(), policy->op_name());
@@ -323,7 +377,7 @@ void VirtualMachine::Run(Instruction* instr) {
 }
 
 void VirtualMachine::Complete(Instruction* instr) {
-  pending_.fetch_sub(1, std::memory_order_relaxed);
+  completed_.fetch_add(1, std::memory_order_relaxed);
   // After this store the instruction belongs to the issuing side; the worker must not touch it.
   instr->done_.store(true, std::memory_order_seq_cst);
   if (waiters_.load(std::memory_order_seq_cst) > 0) {
@@ -342,7 +396,122 @@ void VirtualMachine::WaitDone(Instruction* instr) {
   waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void VirtualMachine::Wait(Instruction* instr) { WaitDone(instr); }
+void VirtualMachine::WaitDoneOrReport(Instruction* instr) {
+  // The healthy path is WaitDone's: spin, then sleep until a completion wakes us.
+  if (SpinUntil([&] { return instr->done(); }, spin_ns_)) return;
+  const int64_t timeout_ns = wait_timeout_ns_.load(std::memory_order_relaxed);
+  if (timeout_ns <= 0) {
+    WaitDone(instr);
+    return;
+  }
+  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  struct Leave {
+    std::atomic<int32_t>& waiters;
+    ~Leave() { waiters.fetch_sub(1, std::memory_order_relaxed); }
+  } leave{waiters_};
+  // Progress is sampled once per window: a window in which nothing completed anywhere is a hang.
+  uint64_t completed = CompletedCount();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(done_mu_);
+      if (done_cv_.wait_until(lock, deadline,
+                              [&] { return instr->done_.load(std::memory_order_seq_cst); })) {
+        return;
+      }
+    }
+    const uint64_t now_completed = CompletedCount();
+    if (now_completed != completed) {
+      completed = now_completed;
+      deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+      continue;
+    }
+    const std::string report = AbandonAndReport(instr, timeout_ns);
+    if (instr->done()) return;  // it finished while the report was written
+    Logger().error("{}", report);
+    throw Error(report);
+  }
+}
+
+uint64_t VirtualMachine::CompletedCount() {
+  return static_cast<uint64_t>(completed_.load(std::memory_order_seq_cst));
+}
+
+std::string VirtualMachine::AbandonAndReport(Instruction* waited, int64_t stalled_ns) {
+  constexpr size_t kMaxListed = 32;
+  std::lock_guard<std::mutex> lock(submit_mu_);
+  // Abandon first, then look for proof that no worker has reached it: an unfinished instruction in
+  // front of it on its stream, or an unfinished cross-stream predecessor it still waits for. The
+  // worker's load of abandoned_ comes after those finish, so with the proof it is bound to skip.
+  waited->abandoned_.store(true, std::memory_order_seq_cst);
+  std::vector<Instruction*> pending;
+  for (const InstrRef& ref : in_flight_) {
+    if (!ref->done_.load(std::memory_order_seq_cst)) pending.push_back(ref.get());
+  }
+  std::unordered_map<const Stream*, Instruction*> head;  // first pending per stream
+  for (Instruction* p : pending) head.emplace(p->stream(), p);
+  auto unfinished_preds = [](const Instruction* p) {
+    std::string s;
+    for (const InstrRef& w : p->wait_for) {
+      if (w->done_.load(std::memory_order_seq_cst)) continue;
+      s += (s.empty() ? "" : ", ") + std::string("#") + std::to_string(w->id()) + " (" +
+           w->policy()->op_name() + " on " + w->stream()->name() + ")";
+    }
+    return s;
+  };
+  const Instruction* in_front = head.count(waited->stream()) ? head[waited->stream()] : nullptr;
+  const bool not_started =
+      (in_front != nullptr && in_front != waited && in_front->id() < waited->id()) ||
+      !unfinished_preds(waited).empty();
+
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%.3g", static_cast<double>(stalled_ns) / 1e9);
+  std::string msg = "VM hang: waited for " + waited->policy()->op_name() + " (instruction #" +
+                    std::to_string(waited->id()) + ", " + waited->policy()->policy_name() + " on " +
+                    waited->stream()->name() + ") but no instruction completed anywhere " +
+                    "in the VM for " + seconds + " s (OFL_VM_TIMEOUT_SECONDS). ";
+  msg += not_started ? "The wait gave up; #" + std::to_string(waited->id()) +
+                           " has not started and will not run (its outputs are poisoned)."
+                     : "The wait gave up; #" + std::to_string(waited->id()) +
+                           " may be running and may still finish later.";
+  msg +=
+      "\n" + std::to_string(pending.size()) + " instruction(s) pending (id, policy, op, stream):";
+  size_t listed = 0;
+  for (Instruction* p : pending) {
+    const bool is_head = head[p->stream()] == p;
+    if (!is_head && p != waited && listed >= kMaxListed) continue;
+    ++listed;
+    msg += "\n  " + Describe(p) + (p == waited ? " [waited for]" : "") + ": ";
+    const std::string preds = unfinished_preds(p);
+    if (is_head) {
+      msg += preds.empty() ? "at the head of its stream, running (or about to run)"
+                           : "at the head of its stream, waiting for " + preds;
+    } else {
+      const Instruction* h = head[p->stream()];
+      msg += "queued behind #" + std::to_string(h->id()) + " (" + h->policy()->op_name() +
+             ") on its stream";
+      if (!preds.empty()) msg += "; also waits for " + preds;
+    }
+  }
+  if (listed < pending.size()) {
+    msg += "\n  ... and " + std::to_string(pending.size() - listed) + " more";
+  }
+  return msg;
+}
+
+void VirtualMachine::SetWaitTimeout(double seconds) {
+  const double ns = seconds * 1e9;
+  wait_timeout_ns_.store(!(ns > 0)   ? 0
+                         : ns > 9e18 ? INT64_MAX
+                                     : static_cast<int64_t>(ns),
+                         std::memory_order_relaxed);
+}
+
+double VirtualMachine::wait_timeout() const {
+  return static_cast<double>(wait_timeout_ns_.load(std::memory_order_relaxed)) / 1e9;
+}
+
+void VirtualMachine::Wait(Instruction* instr) { WaitDoneOrReport(instr); }
 
 void VirtualMachine::ThrowIfFailed(Instruction* instr) {
   const VmErrorPtr& err = instr->error();
@@ -364,6 +533,7 @@ void VirtualMachine::Reap(bool all, Graveyard* graveyard) {
       rec.policy = instr->policy()->policy_name();
       rec.op = instr->policy()->op_name();
       rec.stream = instr->stream()->name();
+      rec.issue_thread = instr->issue_thread;
       for (const BlobPtr& b : instr->policy()->reads()) rec.reads.push_back(b->id());
       for (const BlobPtr& b : instr->policy()->writes()) rec.writes.push_back(b->id());
       rec.deps = instr->dep_ids;
@@ -386,7 +556,9 @@ void VirtualMachine::Reap(bool all, Graveyard* graveyard) {
     retire(in_flight_.front().get());
     in_flight_.pop_front();
   }
-  const int64_t pending = pending_.load(std::memory_order_relaxed);
+  // An upper bound on what is in flight, without reading the workers' counter.
+  const int64_t pending =
+      submitted_.load(std::memory_order_relaxed) - completed_seen_.load(std::memory_order_relaxed);
   if (all || static_cast<int64_t>(in_flight_.size()) > 2 * pending + 1024) {
     // Something slow sits at the front; retire the finished ones behind it.
     std::deque<InstrRef, FastAllocator<InstrRef>> keep;
@@ -402,13 +574,7 @@ void VirtualMachine::Reap(bool all, Graveyard* graveyard) {
 }
 
 void VirtualMachine::Sync() {
-  FastVector<InstrRef> barriers;
-  for (Stream* s : streams()) {
-    barriers.emplace_back(new Instruction(0, s, std::make_unique<BarrierPolicy>()));
-  }
-  FastVector<InstrRef> batch = barriers;
-  Submit(batch);
-  for (const InstrRef& b : barriers) WaitDone(b.get());
+  WaitForAllIssued();
   {
     Graveyard graveyard;
     std::lock_guard<std::mutex> lock(submit_mu_);
@@ -436,7 +602,95 @@ void VirtualMachine::Sync() {
   }
 }
 
-void VirtualMachine::SetTracing(bool on) { tracing_.store(on); }
+void VirtualMachine::SetTracing(bool on) {
+  if (on && !tracing_.load()) trace_origin_ns_.store(NowNs());
+  ObservePools(on);
+  tracing_.store(on);
+}
+
+void VirtualMachine::ObservePools(bool on) {
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  if (observing_pools_ == on) return;
+  observing_pools_ = on;
+  for (auto& [name, pool] : pools_) {
+    if (on) {
+      pool->SetObserver([this, name = name](const PoolEvent& e) { OnPoolEvent(name, e); });
+    } else {
+      pool->SetObserver(nullptr);
+    }
+  }
+}
+
+void VirtualMachine::OnPoolEvent(const std::string& device, const PoolEvent& event) {
+  PoolEventRecord rec;
+  rec.ts_ns = NowNs();
+  rec.device = device;
+  rec.kind = event.kind;
+  rec.address = event.address;
+  rec.bytes = event.bytes;
+  rec.requested = event.requested;
+  rec.cache_hit = event.cache_hit;
+  rec.owner = event.owner;
+  rec.allocated_bytes = event.allocated_bytes;
+  rec.reserved_bytes = event.reserved_bytes;
+  rec.instruction = current_traced_instruction;
+  std::lock_guard<std::mutex> lock(pool_events_mu_);
+  pool_events_.push_back(std::move(rec));
+}
+
+std::vector<PoolEventRecord> VirtualMachine::TakePoolEvents() {
+  std::lock_guard<std::mutex> lock(pool_events_mu_);
+  std::vector<PoolEventRecord> out;
+  out.swap(pool_events_);
+  return out;
+}
+
+void VirtualMachine::StartTraceSession() {
+  tracing_.store(false);
+  TakeTrace();
+  TakePoolEvents();
+  SetTracing(true);
+}
+
+void VirtualMachine::WaitForAllIssued() {
+  // After shutdown, Submit marks the barriers done at once (nothing more will run).
+  FastVector<InstrRef> barriers;
+  for (Stream* s : streams()) {
+    barriers.emplace_back(new Instruction(0, s, std::make_unique<BarrierPolicy>()));
+  }
+  FastVector<InstrRef> batch = barriers;
+  Submit(batch);
+  for (const InstrRef& b : barriers) WaitDoneOrReport(b.get());
+}
+
+TraceSession VirtualMachine::StopTraceSession() {
+  tracing_.store(false);
+  try {
+    WaitForAllIssued();
+  } catch (const Error& e) {
+    Logger().warn("trace: stopping without the instructions that did not finish: {}", e.what());
+  }
+  ObservePools(false);
+  TraceSession session;
+  session.records = TakeTrace();
+  session.pool_events = TakePoolEvents();
+  for (Stream* s : streams()) session.stream_names.push_back(s->name());
+  session.origin_ns = trace_origin_ns_.load();
+  return session;
+}
+
+void VirtualMachine::AtExit() {
+  VirtualMachine& vm = Get();
+  vm.Shutdown();
+  if (vm.trace_path_.empty() || !vm.tracing()) return;
+  try {
+    const TraceSession session = vm.StopTraceSession();
+    WriteChromeTrace(vm.trace_path_, session);
+    Logger().info("trace: wrote {} instruction(s) to {}", session.records.size(), vm.trace_path_);
+  } catch (const std::exception& e) {
+    Logger().error("OFL_TRACE: {}", e.what());
+  }
+}
 
 std::vector<TraceRecord> VirtualMachine::TakeTrace() {
   {
@@ -456,11 +710,11 @@ void VirtualMachine::Shutdown() {
   // Let queued work finish while it makes progress; give up on work that is stuck (a callback
   // waiting for something that will never come) so that exit never hangs.
   const int64_t stall_ns = std::max<int64_t>(1, EnvInt("OFL_VM_EXIT_STALL_MS", 2000)) * 1000000;
-  int64_t last = pending_.load();
+  int64_t last = PendingCount();
   int64_t last_change = NowNs();
-  while (pending_.load() > 0) {
+  while (PendingCount() > 0) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
-    const int64_t now = pending_.load();
+    const int64_t now = PendingCount();
     if (now != last) {
       last = now;
       last_change = NowNs();

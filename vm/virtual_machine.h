@@ -61,11 +61,18 @@ class VirtualMachine {
   // the op before it); otherwise a ReleaseTensor instruction is issued.
   void Release(BlobPtr blob);
 
-  // Blocks until the instruction is done. Does not throw.
+  // Blocks until the instruction is done. Does not re-throw the instruction's error; throws
+  // ofl::Error with a hang report (every pending instruction and what it waits for) when no
+  // instruction completed anywhere in the VM for the wait timeout. The instruction is then
+  // abandoned: if no worker has started it yet, it never runs (its writes are poisoned).
   void Wait(Instruction* instr);
   // Waits for every instruction issued before the call, then re-throws the first error raised
-  // inside the VM that no wait has reported yet.
+  // inside the VM that no wait has reported yet. Throws a hang report like Wait.
   void Sync();
+  // The hang timeout of Wait and Sync, from OFL_VM_TIMEOUT_SECONDS (default 300) and changeable for
+  // tests. <= 0 waits forever.
+  void SetWaitTimeout(double seconds);
+  double wait_timeout() const;
   // Re-throws instr's error if it has one, marking it reported.
   void ThrowIfFailed(Instruction* instr);
 
@@ -78,14 +85,22 @@ class VirtualMachine {
 
   // Back-pressure marks (in-flight instructions). high > low > 0.
   void SetWaterMarks(int64_t high, int64_t low);
-  int64_t in_flight() const { return pending_.load(std::memory_order_relaxed); }
+  int64_t in_flight() const { return PendingCount(); }
   int64_t peak_in_flight() const { return peak_pending_.load(std::memory_order_relaxed); }
   void ResetPeakInFlight() { peak_pending_.store(in_flight()); }
 
-  // Tracing: while on, each finished instruction leaves a TraceRecord.
+  // Tracing: while on, each finished instruction leaves a TraceRecord and every pool reports its
+  // allocations, frees and segment changes (PoolEventRecords). Off costs a branch per instruction.
   void SetTracing(bool on);
   bool tracing() const { return tracing_.load(std::memory_order_relaxed); }
   std::vector<TraceRecord> TakeTrace();
+  std::vector<PoolEventRecord> TakePoolEvents();
+  // A trace session (ofl::trace::start / stop, OFL_TRACE=<path>). Start drops what was recorded
+  // before and turns tracing on. Stop turns it off, waits for the work issued before (a hang or an
+  // error inside the VM is left for the next wait to report), stops watching the pools and returns
+  // everything recorded; instructions that had not finished are left out.
+  void StartTraceSession();
+  TraceSession StopTraceSession();
 
   // Drains what can finish (until nothing progresses for a while) and refuses further work.
   void Shutdown();
@@ -96,7 +111,20 @@ class VirtualMachine {
   void Connect(Instruction* instr, const InstrRef& pred);
   void ConsumeDependences(Instruction* instr);
   void Complete(Instruction* instr);
+  // Waits without a timeout (a worker waiting for a cross-stream predecessor).
   void WaitDone(Instruction* instr);
+  // Waits with the hang timeout (Wait, Sync).
+  void WaitDoneOrReport(Instruction* instr);
+  // Instructions completed since the VM started.
+  uint64_t CompletedCount();
+  // Marks `waited` abandoned and describes every pending instruction; takes the submit lock.
+  std::string AbandonAndReport(Instruction* waited, int64_t stalled_ns);
+  // Submits a barrier per stream and waits for them (hang timeout; errors are not re-thrown).
+  void WaitForAllIssued();
+  void ObservePools(bool on);
+  void OnPoolEvent(const std::string& device, const PoolEvent& event);
+  // The exit hook: drain, then write the OFL_TRACE file.
+  static void AtExit();
   // Retires finished instructions from the front of in_flight_ (all finished ones when `all`).
   // Their policies are moved to `graveyard`, to be destroyed after the submit lock is released:
   // a policy may hold the last handle of a tensor, whose death submits a ReleaseTensor.
@@ -108,8 +136,19 @@ class VirtualMachine {
   std::deque<InstrRef, FastAllocator<InstrRef>> in_flight_;
   std::atomic<uint64_t> next_instr_id_{1};
   std::atomic<uint64_t> next_blob_id_{1};
-  alignas(64) std::atomic<int64_t> pending_{0};
+  // In flight = submitted - completed. Each counter is written by one side only (submitters under
+  // the submit lock, workers on completion) and lives on its own cache line, so the per-op path
+  // does not bounce a shared counter between the issuing core and the worker's.
+  int64_t PendingCount() const {
+    return submitted_.load(std::memory_order_seq_cst) - completed_.load(std::memory_order_seq_cst);
+  }
+  alignas(64) std::atomic<int64_t> submitted_{0};
+  // The completed count the submitters last read; refreshed only when the cheap estimate
+  // submitted_ - completed_seen_ says the water mark or the peak may have been crossed.
+  std::atomic<int64_t> completed_seen_{0};
   std::atomic<int64_t> peak_pending_{0};
+  alignas(64) std::atomic<int64_t> completed_{0};
+  alignas(64) char completed_pad_[1] = {};
   // Changed at run time by SetWaterMarks while submitters read them.
   std::atomic<int64_t> high_water_{0};
   std::atomic<int64_t> low_water_{0};
@@ -133,6 +172,13 @@ class VirtualMachine {
   std::atomic<bool> tracing_{false};
   std::mutex trace_mu_;
   std::vector<TraceRecord> trace_;
+  std::atomic<int64_t> trace_origin_ns_{0};
+  bool observing_pools_ = false;  // guarded by streams_mu_
+  std::mutex pool_events_mu_;     // taken under a pool's lock (by its observer)
+  std::vector<PoolEventRecord> pool_events_;
+  std::string trace_path_;  // OFL_TRACE: written at exit
+
+  std::atomic<int64_t> wait_timeout_ns_{0};
 
   bool sync_mode_ = false;
   bool fold_releases_ = true;

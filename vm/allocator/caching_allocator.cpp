@@ -251,6 +251,9 @@ struct CachingAllocator::Impl {
     stats.allocated_bytes += static_cast<int64_t>(b->size);
     stats.peak_allocated_bytes = std::max(stats.peak_allocated_bytes, stats.allocated_bytes);
     if (cache_hit != nullptr) *cache_hit = hit;
+    if (__builtin_expect(static_cast<bool>(observer), 0)) {
+      Notify(PoolEventKind::kAlloc, b->ptr, b->size, bytes, hit, b->owner);
+    }
     return b;
   }
 
@@ -262,6 +265,9 @@ struct CachingAllocator::Impl {
     }
     b->allocated = false;
     stats.allocated_bytes -= static_cast<int64_t>(b->size);
+    if (__builtin_expect(static_cast<bool>(observer), 0)) {
+      Notify(PoolEventKind::kFree, b->ptr, b->size, 0, false, b->owner);
+    }
     FreeBins& pool = bins[b->pool];
     Block* prev = b->prev;
     if (prev != nullptr && !prev->allocated) {
@@ -311,6 +317,9 @@ struct CachingAllocator::Impl {
     segments = seg.release();
     stats.reserved_bytes += static_cast<int64_t>(seg_size);
     stats.peak_reserved_bytes = std::max(stats.peak_reserved_bytes, stats.reserved_bytes);
+    if (__builtin_expect(static_cast<bool>(observer), 0)) {
+      Notify(PoolEventKind::kSegmentAlloc, base, seg_size, 0, false, "");
+    }
     return b;
   }
 
@@ -341,6 +350,9 @@ struct CachingAllocator::Impl {
         ReturnMetadata(first);
         backend->Free(seg->base, seg->size);
         stats.reserved_bytes -= static_cast<int64_t>(seg->size);
+        if (__builtin_expect(static_cast<bool>(observer), 0)) {
+          Notify(PoolEventKind::kSegmentFree, seg->base, seg->size, 0, false, "");
+        }
         if (seg->prev != nullptr) seg->prev->next = seg->next;
         if (seg->next != nullptr) seg->next->prev = seg->prev;
         if (segments == seg) segments = seg->next;
@@ -348,6 +360,21 @@ struct CachingAllocator::Impl {
       }
       seg = next;
     }
+  }
+
+  // Called with mu held, only when an observer is set.
+  void Notify(PoolEventKind kind, const char* ptr, size_t size, size_t requested, bool hit,
+              const char* owner) const {
+    PoolEvent e;
+    e.kind = kind;
+    e.address = reinterpret_cast<uintptr_t>(ptr);
+    e.bytes = size;
+    e.requested = requested;
+    e.cache_hit = hit;
+    e.owner = owner;
+    e.allocated_bytes = stats.allocated_bytes;
+    e.reserved_bytes = stats.reserved_bytes;
+    observer(e);
   }
 
   [[noreturn]] void ThrowOutOfMemory(size_t bytes) {
@@ -394,7 +421,22 @@ struct CachingAllocator::Impl {
   Segment* segments = nullptr;  // every live segment, newest first
   Block* spare = nullptr;       // unused metadata objects
   std::vector<std::unique_ptr<Block[]>> chunks;
+  PoolObserver observer;  // empty unless someone (the VM while tracing) watches this pool
 };
+
+const char* to_string(PoolEventKind kind) {
+  switch (kind) {
+    case PoolEventKind::kAlloc:
+      return "alloc";
+    case PoolEventKind::kFree:
+      return "free";
+    case PoolEventKind::kSegmentAlloc:
+      return "segment_alloc";
+    case PoolEventKind::kSegmentFree:
+      return "segment_free";
+  }
+  return "unknown";
+}
 
 void* CpuAllocatorBackend::Allocate(size_t bytes) {
   if (bytes == 0 || bytes > MaxHostAllocation()) return nullptr;
@@ -451,6 +493,16 @@ void CachingAllocator::SetLimit(int64_t bytes) {
 int64_t CachingAllocator::limit() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->limit;
+}
+
+void CachingAllocator::SetObserver(PoolObserver observer) {
+  PoolObserver old;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    old = std::move(impl_->observer);
+    impl_->observer = std::move(observer);
+  }
+  // `old` (and what it captured) dies outside the lock.
 }
 
 std::vector<SegmentInfo> CachingAllocator::Snapshot() const {

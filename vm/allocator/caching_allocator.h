@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -44,6 +45,24 @@ struct SegmentInfo {
   std::vector<BlockInfo> blocks;  // in address order, covering the whole segment
 };
 
+// What a pool observer is told: one allocation, free or segment change, with the pool's totals
+// right after it.
+enum class PoolEventKind : uint8_t { kAlloc, kFree, kSegmentAlloc, kSegmentFree };
+const char* to_string(PoolEventKind kind);  // "alloc", "free", "segment_alloc", "segment_free"
+
+struct PoolEvent {
+  PoolEventKind kind = PoolEventKind::kAlloc;
+  uintptr_t address = 0;        // the block's (alloc, free) or the segment's address
+  size_t bytes = 0;             // the block's rounded size, or the segment's size
+  size_t requested = 0;         // alloc only: the bytes asked for
+  bool cache_hit = false;       // alloc only: served from a cached block
+  const char* owner = "";       // the op that allocated the block; "" for segment events. Valid
+                                // only during the call.
+  int64_t allocated_bytes = 0;  // after the event
+  int64_t reserved_bytes = 0;   // after the event
+};
+using PoolObserver = std::function<void(const PoolEvent&)>;
+
 class CachingAllocator {
  public:
   struct Block;  // opaque to callers
@@ -74,6 +93,10 @@ class CachingAllocator {
   int64_t limit() const;
   std::vector<SegmentInfo> Snapshot() const;
   const Device& device() const { return device_; }
+  // Installs (or, with an empty function, removes) the one observer of this pool. It is called
+  // under the pool's lock on the thread that allocates or frees, so it must be quick and must not
+  // call back into this pool. With no observer the pool pays one predictable branch per event.
+  void SetObserver(PoolObserver observer);
 
  private:
   struct Impl;
