@@ -5,6 +5,8 @@
 #include "oneflow_lite/dtype.h"
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/functional/functional.h"
+#include "oneflow_lite/memory.h"
 #include "oneflow_lite/memory_stats.h"
 #include "oneflow_lite/shape.h"
 #include "oneflow_lite/tensor.h"
+#include "oneflow_lite/trace.h"

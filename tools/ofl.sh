@@ -11,7 +11,7 @@ build_dir="${OFL_BUILD_DIR:-$root/build}"
 jobs="$(nproc 2>/dev/null || echo 2)"
 
 # Debian packages: compiler and build tools, then the libraries the project links against.
-packages=(g++ cmake ninja-build ccache pkg-config libtbb-dev libspdlog-dev libfmt-dev libmimalloc-dev libgtest-dev)
+packages=(g++ cmake ninja-build ccache pkg-config libtbb-dev libspdlog-dev libfmt-dev libmimalloc-dev nlohmann-json3-dev libcli11-dev libgtest-dev)
 case "$cmd" in
   bench) packages+=(libbenchmark-dev libtorch-dev) ;;
 esac

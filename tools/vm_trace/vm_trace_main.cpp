@@ -1,140 +1,352 @@
-// ofl_vm_trace: runs a built-in demo of the expand / repeat examples through the VM with tracing
-// on, prints the results and one line per instruction saying what the VM did and why.
+// ofl_vm_trace: runs a built-in workload through the VM with tracing on (the demo by default),
+// prints its results, one line per instruction and a summary, and writes the trace as Chrome JSON
+// (Perfetto, chrome://tracing) or as an SVG timeline; `summarize` does the same for any recorded
+// trace. Exit codes: 0 success, 1 the workload failed, 2 a usage or file error.
+#include <CLI/CLI.hpp>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "oneflow_lite/oneflow_lite.h"
+#include "tools/vm_trace/instruction_table.h"
+#include "tools/vm_trace/progress.h"
+#include "tools/vm_trace/summary.h"
+#include "tools/vm_trace/svg_timeline.h"
+#include "tools/vm_trace/trace_model.h"
+#include "tools/vm_trace/trace_recorder.h"
+#include "tools/vm_trace/workloads.h"
 #include "vm/virtual_machine.h"
 
 namespace {
 
-template <class T>
-std::vector<T> Iota(int64_t n) {
-  std::vector<T> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<T>(i);
-  return v;
+using ofl::vm_trace::TraceError;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+// Above this many instructions the table is left out unless --table asks for it.
+constexpr size_t kTableLimit = 300;
+
+const char* kFooter = R"(
+SUMMARIZE
+  ofl_vm_trace summarize TRACE.json [--svg OUT.svg] [--table] [--path-lines N]
+  reads a recorded trace and prints its summary (and, with --table, the instruction table);
+  --svg also draws its timeline. See 'ofl_vm_trace summarize --help'.
+
+WORKLOADS
+%WORKLOADS%
+
+OUTPUT
+  Without summarize, the workload's results are printed, then one line per instruction (when
+  there are at most 300, or with --table): id, policy, op, stream, blobs read/written, what it
+  waited for (#id(fifo) = a predecessor on the same stream, ordered by the queue; #id(event) = a
+  cross-stream wait), allocation (bytes, pool hit or miss), the blobs of dead tensors freed right
+  after it ran, and issue -> ready -> start -> end in microseconds since the trace began.
+  The summary lists per op the count and the p50/p99 issue->end latency; per stream the busy
+  fraction (time covered by its instructions / the trace's span); the critical path (the chain
+  of dependence edges with the most run time, by instruction id); and per device the caching
+  pool's hit rate, peak allocated/reserved bytes and fragmentation (reserved - allocated at the
+  end, and the largest free block when the trace holds the pool's addresses).
+
+TRACE FORMAT ("ofl-trace-1")
+  Chrome Trace Event JSON that https://ui.perfetto.dev and chrome://tracing open: one track per
+  VM stream (tid 1 + stream index, named "cpu:0/compute" ...), an "issue" track with an instant
+  per issued instruction, one "X" event per instruction whose args hold id, policy, op, stream,
+  reads, writes, deps, cross_stream, issue, ready, start, end, allocs, frees (and error), flow
+  arrows ("s"/"f", cat "dep") for dependence edges, a counter "memory <device>" with allocated
+  and reserved bytes, and pool instants (alloc/free/segment_alloc/segment_free) on a
+  "pool <device>" track. Times are microseconds since the trace started. summarize reads any
+  file of this kind, and any Chrome trace with "X" events.
+
+ENVIRONMENT
+  OFL_TRACE=<path.json>  record a trace of any oneflow_lite program (written at exit), then
+                         look at it with: ofl_vm_trace summarize <path.json> --svg out.svg
+                         (for ofl_vm_trace itself it works like --chrome <path.json>)
+  OFL_LOG_LEVEL=<level>  the VM's log level: trace, debug, info, warn (default), error, off;
+                         debug logs every instruction as [#id stream] issued/start/done
+  OFL_VM_SYNC=1          every op waits and throws at its call (a trace of serial execution)
+  OFL_DISABLE_VIEW=1     expand runs as a copy op instead of a view
+
+EXIT STATUS
+  0 success; 1 the workload failed (a device this build cannot use, such as cuda:0 without
+  CUDA, or an error raised inside the VM); 2 a bad flag or value, an unknown workload, an
+  unreadable or invalid trace file, or an output file that cannot be written.
+
+EXAMPLES
+  ofl_vm_trace                                   the demo: results, instruction table, summary
+  ofl_vm_trace --workload fanout --chrome f.json --svg f.svg
+  ofl_vm_trace --workload stress --iters 100000 --chrome s.json
+  OFL_TRACE=my.json ./my_program && ofl_vm_trace summarize my.json --svg my.svg)";
+
+std::string FooterText() {
+  std::string workloads;
+  for (const auto& w : ofl::vm_trace::Workloads()) {
+    char line[96];
+    std::snprintf(line, sizeof line, "  %-8s (--iters: %s, default %lld)\n", w.name.c_str(),
+                  w.iters_meaning.c_str(), static_cast<long long>(w.default_iters));
+    workloads += line;
+    workloads += "           " + w.help + "\n";
+  }
+  if (!workloads.empty()) workloads.pop_back();
+  std::string footer = kFooter;
+  footer.replace(footer.find("%WORKLOADS%"), 11, workloads);
+  return footer;
 }
 
-void PrintTensor(const char* label, const ofl::Tensor& t) {
-  const std::vector<float> v = t.to_vector<float>();
-  std::printf("%-44s shape %-18s stride %-22s contiguous=%d\n  values:", label,
-              t.shape().str().c_str(), ofl::ToString(t.stride()).c_str(),
-              t.is_contiguous() ? 1 : 0);
-  const size_t shown = v.size() < 24 ? v.size() : 24;
-  for (size_t i = 0; i < shown; ++i) std::printf(" %g", v[i]);
-  if (shown < v.size()) std::printf(" ... (%zu values)", v.size());
+// Opens an output file now, so that a bad path fails before the workload runs.
+std::unique_ptr<std::ofstream> OpenOutput(const std::string& path, const char* flag) {
+  auto f = std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
+  if (!*f) throw TraceError(std::string(flag) + " " + path + ": cannot open the file for writing");
+  return f;
+}
+
+void PrintPoolTotals(size_t instructions) {
+  std::printf("\n%zu instructions", instructions);
+  std::vector<std::string> seen;
+  for (ofl::vm::Stream* s : ofl::vm::VirtualMachine::Get().streams()) {
+    const std::string device = s->device().str();
+    bool dup = false;
+    for (const std::string& d : seen) dup = dup || d == device;
+    if (dup) continue;
+    seen.push_back(device);
+    const ofl::MemoryStats st = s->pool()->stats();
+    std::printf(
+        "; %s pool: allocated %lld B, reserved %lld B, peak allocated %lld B, %lld requests, "
+        "%lld hits, %lld misses",
+        device.c_str(), static_cast<long long>(st.allocated_bytes),
+        static_cast<long long>(st.reserved_bytes), static_cast<long long>(st.peak_allocated_bytes),
+        static_cast<long long>(st.alloc_requests), static_cast<long long>(st.cache_hits),
+        static_cast<long long>(st.cache_misses));
+  }
   std::printf("\n");
 }
 
-std::string Ids(const char* prefix, const std::vector<uint64_t>& ids) {
-  if (ids.empty()) return "-";
-  std::string s;
-  for (uint64_t id : ids) s += (s.empty() ? "" : ",") + std::string(prefix) + std::to_string(id);
-  return s;
+struct TableChoice {
+  bool force_on = false;
+  bool force_off = false;
+  bool Show(size_t n) const { return force_on || (!force_off && n <= kTableLimit); }
+};
+
+void MaybePrintTable(const ofl::vm_trace::TraceModel& model, const TableChoice& table) {
+  if (table.Show(model.instrs.size())) {
+    ofl::vm_trace::PrintInstructionTable(model, stdout);
+  } else if (!table.force_off) {
+    std::printf("\n(%zu instructions: the per-instruction table is left out; --table prints it)\n",
+                model.instrs.size());
+  }
 }
 
-void PrintTrace(const std::vector<ofl::vm::TraceRecord>& trace) {
-  if (trace.empty()) return;
-  int64_t t0 = trace.front().issue_ns;
-  for (const auto& r : trace) t0 = std::min(t0, r.issue_ns);
-  auto us = [&](int64_t ns) { return static_cast<double>(ns - t0) / 1000.0; };
-  std::printf("\n%-5s %-20s %-16s %-15s %-8s %-8s %-20s %-14s %-10s %s\n", "id", "policy", "op",
-              "stream", "reads", "writes", "waited for", "allocation", "then frees",
-              "issue -> ready -> start -> end (us)");
-  for (const auto& r : trace) {
-    std::string waited;
-    for (size_t i = 0; i < r.deps.size(); ++i) {
-      waited += (waited.empty() ? "" : ",") + std::string("#") + std::to_string(r.deps[i]) +
-                (r.dep_cross_stream[i] ? "(event)" : "(fifo)");
+int Summarize(const std::string& path, const std::string& svg, const TableChoice& table,
+              size_t max_path_lines) {
+  std::unique_ptr<std::ofstream> svg_out;
+  if (!svg.empty()) svg_out = OpenOutput(svg, "--svg");
+  ofl::vm_trace::TraceModel model;
+  {
+    ofl::vm_trace::Progress progress("ofl_vm_trace", ofl::vm_trace::StderrIsTerminal());
+    std::error_code ec;
+    const uintmax_t bytes = std::filesystem::file_size(path, ec);
+    if (!ec && bytes >= (uintmax_t{32} << 20)) {
+      progress.Status("reading " + path + " (" + std::to_string(bytes >> 20) + " MiB)", true);
     }
-    if (waited.empty()) waited = "-";
-    std::string alloc;
-    for (const auto& a : r.allocs) {
-      alloc += (alloc.empty() ? "" : ",") + std::to_string(a.bytes) + "B " +
-               (a.cache_hit ? "hit" : "miss");
-    }
-    if (alloc.empty()) alloc = "-";
+    model = ofl::vm_trace::LoadTrace(path);
+  }
+  std::printf("trace %s\n", path.c_str());
+  TableChoice t = table;
+  if (!t.force_on) t.force_off = true;  // summarize prints the table only when asked
+  MaybePrintTable(model, t);
+  ofl::vm_trace::PrintSummary(ofl::vm_trace::Summarize(model), model, stdout, max_path_lines);
+  if (svg_out) {
+    ofl::vm_trace::SvgOptions options;
+    options.title = "oneflow_lite VM trace: " + path;
+    ofl::vm_trace::WriteSvg(model, *svg_out, options);
+    svg_out->flush();
+    if (!*svg_out) throw TraceError("--svg " + svg + ": write error");
+    std::printf("\nwrote the SVG timeline to %s (open it in a browser)\n", svg.c_str());
+  }
+  return kExitOk;
+}
+
+int RunWorkload(const std::string& workload, const std::string& device_spec, int64_t iters,
+                const std::string& chrome, const std::string& svg, const TableChoice& table,
+                size_t max_path_lines) {
+  std::unique_ptr<ofl::Device> device;
+  try {
+    device = std::make_unique<ofl::Device>(device_spec);
+  } catch (const ofl::InvalidArgument& e) {
+    std::fprintf(stderr, "ofl_vm_trace: --device %s: %s\n", device_spec.c_str(), e.what());
+    return kExitUsage;
+  }
+  std::unique_ptr<std::ofstream> chrome_out, svg_out;
+  if (!chrome.empty()) chrome_out = OpenOutput(chrome, "--chrome");
+  if (!svg.empty()) svg_out = OpenOutput(svg, "--svg");
+  try {
+    ofl::vm::VirtualMachine::Get().GetStream(*device);
+  } catch (const ofl::DeviceError& e) {
+    std::fprintf(stderr, "ofl_vm_trace: --device %s: %s\n", device_spec.c_str(), e.what());
+    return kExitFailed;
+  }
+
+  ofl::vm_trace::WorkloadOptions options;
+  options.device = *device;
+  options.iters = iters;
+  ofl::vm_trace::Progress progress("ofl_vm_trace: " + workload, ofl::vm_trace::StderrIsTerminal());
+  options.progress = [&progress](int64_t done, int64_t total) { progress.Update(done, total); };
+
+  ofl::vm_trace::TraceRecorder recorder;
+  recorder.Start();
+  std::string failure;
+  try {
+    ofl::vm_trace::RunWorkload(workload, options);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  progress.Status("writing the trace");
+  const std::string json = recorder.Stop();
+  if (chrome_out) {
+    *chrome_out << json;
+    chrome_out->flush();
+    if (!*chrome_out) throw TraceError("--chrome " + chrome + ": write error");
+  }
+  // The recorder ended the session OFL_TRACE started, so the library will not write it at exit.
+  const char* env_trace = std::getenv("OFL_TRACE");
+  const std::string env_path = env_trace != nullptr ? env_trace : "";
+  if (!env_path.empty() && env_path != chrome) {
+    std::ofstream f(env_path, std::ios::binary | std::ios::trunc);
+    f << json;
+    f.flush();
+    if (!f) throw TraceError("OFL_TRACE=" + env_path + ": cannot write the file");
+  }
+  progress.Status("reading the trace back");
+  const ofl::vm_trace::TraceModel model = ofl::vm_trace::ParseTrace(json, "the recorded trace");
+  progress.Clear();
+  MaybePrintTable(model, table);
+  PrintPoolTotals(model.instrs.size());
+  ofl::vm_trace::PrintSummary(ofl::vm_trace::Summarize(model), model, stdout, max_path_lines);
+  if (svg_out) {
+    ofl::vm_trace::SvgOptions svg_options;
+    svg_options.title = "oneflow_lite VM trace: workload " + workload + " on " + device->str();
+    ofl::vm_trace::WriteSvg(model, *svg_out, svg_options);
+    svg_out->flush();
+    if (!*svg_out) throw TraceError("--svg " + svg + ": write error");
+  }
+  if (chrome_out) {
     std::printf(
-        "#%-4llu %-20s %-16s %-15s %-8s %-8s %-20s %-14s %-10s %.1f -> %.1f -> %.1f -> %.1f%s%s\n",
-        static_cast<unsigned long long>(r.id), r.policy.c_str(), r.op.c_str(), r.stream.c_str(),
-        Ids("b", r.reads).c_str(), Ids("b", r.writes).c_str(), waited.c_str(), alloc.c_str(),
-        Ids("b", r.folded_releases).c_str(), us(r.issue_ns), us(r.ready_ns), us(r.start_ns),
-        us(r.end_ns), r.error.empty() ? "" : "  ERROR: ", r.error.c_str());
+        "\nwrote the trace to %s (open it in https://ui.perfetto.dev or chrome://tracing)\n",
+        chrome.c_str());
   }
-}
-
-int RunDemo() {
-  using ofl::Tensor;
-  auto& vm = ofl::vm::VirtualMachine::Get();
-  vm.SetTracing(true);
-
-  std::printf("== expand (4,3,1,2) -> (4,3,5,2): a view with stride 0 on the broadcast dim\n");
-  Tensor a = ofl::tensor(Iota<float>(24), {4, 3, 1, 2});
-  Tensor a_exp = a.expand({4, 3, 5, 2});
-  PrintTensor("a.expand({4,3,5,2})", a_exp);
-  PrintTensor("a.expand({4,3,5,2}).contiguous()", a_exp.contiguous());
-
-  std::printf("\n== expand (1,4,3,5) -> (2,1,2,4,3,5): new leading dims\n");
-  Tensor b = ofl::tensor(Iota<float>(60), {1, 4, 3, 5});
-  PrintTensor("b.expand({2,1,2,4,3,5})", b.expand({2, 1, 2, 4, 3, 5}));
-
-  std::printf("\n== repeat (4,1,3,5) by (2,1,2,4,1,1): its own kernel, contiguous output\n");
-  Tensor c = ofl::tensor(Iota<float>(60), {4, 1, 3, 5});
-  Tensor c_rep = c.repeat({2, 1, 2, 4, 1, 1});
-  PrintTensor("c.repeat({2,1,2,4,1,1})", c_rep);
-  Tensor c_grad = ofl::repeat_backward(c_rep, c.shape(), {2, 1, 2, 4, 1, 1});
-  PrintTensor("repeat_backward(.., (4,1,3,5), ..) = 16*c", c_grad);
-
-  std::printf(
-      "\n== a chain whose temporaries die (each release folds into the last user of the dead "
-      "blob)\n");
-  Tensor x = ofl::tensor(Iota<float>(6), {2, 1, 3});
-  Tensor acc = x;
-  for (int i = 0; i < 3; ++i) {
-    Tensor wide = acc.expand({2, 4, 3}).contiguous();  // dies at the end of the iteration
-    acc = ofl::expand_backward(wide, acc.shape());     // the old acc dies here
+  if (!env_path.empty() && env_path != chrome) {
+    std::printf("\nwrote the trace to %s (OFL_TRACE)\n", env_path.c_str());
   }
-  PrintTensor("x after 3 rounds of expand x4 + backward", acc);
-  ofl::sync();
-  auto trace = vm.TakeTrace();
-  vm.SetTracing(false);
-  PrintTrace(trace);
-
-  const ofl::MemoryStats s = ofl::memory_stats(ofl::Device("cpu"));
-  std::printf(
-      "\n%zu instructions; cpu:0 pool: allocated %lld B, reserved %lld B, peak allocated %lld B, "
-      "%lld requests, %lld hits, %lld misses\n",
-      trace.size(), static_cast<long long>(s.allocated_bytes),
-      static_cast<long long>(s.reserved_bytes), static_cast<long long>(s.peak_allocated_bytes),
-      static_cast<long long>(s.alloc_requests), static_cast<long long>(s.cache_hits),
-      static_cast<long long>(s.cache_misses));
-  return 0;
+  if (svg_out) std::printf("wrote the SVG timeline to %s (open it in a browser)\n", svg.c_str());
+  if (!failure.empty()) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "ofl_vm_trace: workload %s failed: %s\n", workload.c_str(),
+                 failure.c_str());
+    return kExitFailed;
+  }
+  return kExitOk;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1) {
-    if (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
-      std::printf(
-          "usage: ofl_vm_trace\n  Runs the built-in demo (expand and repeat examples, a chain that "
-          "frees tensors)\n  with VM tracing on, prints the results and one line per instruction:\n"
-          "  id, policy, op, stream, blobs read/written, what it waited for (fifo = same-stream\n"
-          "  order, event = a cross-stream wait), allocation (bytes, pool hit or miss), the\n"
-          "  blobs of dead tensors it freed after running (a release folded into their last\n"
-          "  user; a ReleaseTensor instruction is issued only when users span streams) and\n"
-          "  issue -> ready -> start -> end times in microseconds.\n");
-      return 0;
-    }
-    std::fprintf(stderr, "ofl_vm_trace: unknown argument '%s' (try --help)\n", argv[1]);
-    return 2;
-  }
+  CLI::App app(
+      "ofl_vm_trace: see what oneflow_lite's virtual machine did.\n"
+      "Runs a built-in workload with tracing on (the demo when no flag is given), prints its\n"
+      "results, one line per instruction and a summary, and can write the trace as Chrome JSON\n"
+      "and as an SVG timeline. 'ofl_vm_trace summarize TRACE.json' does the same for a recorded\n"
+      "trace (for instance one written by any program run with OFL_TRACE=TRACE.json).\n",
+      "ofl_vm_trace");
+  app.footer(FooterText());
+  app.get_formatter()->column_width(30);
+
+  std::vector<std::string> names;
+  for (const auto& w : ofl::vm_trace::Workloads()) names.push_back(w.name);
+  std::string workload = "demo";
+  std::string device = "cpu";
+  int64_t iters = 0;
+  std::string chrome, svg;
+  TableChoice table;
+  size_t max_path_lines = 24;
+
+  auto* workload_opt = app.add_option("--workload,-w", workload, "the workload to run")
+                           ->check(CLI::IsMember(names))
+                           ->type_name("NAME");
+  auto* device_opt = app.add_option("--device,-d", device, "where it runs: cpu, cpu:N or cuda:N")
+                         ->type_name("DEVICE")
+                         ->capture_default_str();
+  const CLI::Validator at_least_one(
+      [](std::string& v) -> std::string {
+        char* end = nullptr;
+        const long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || n < 1)
+          return "must be a positive integer, got '" + v + "'";
+        return "";
+      },
+      "N>=1");
+  auto* iters_opt =
+      app.add_option("--iters,-n", iters, "the workload's size (see WORKLOADS; default: its own)")
+          ->check(at_least_one)
+          ->type_name("N");
+  auto* chrome_opt = app.add_option("--chrome", chrome,
+                                    "write the trace as Chrome JSON (Perfetto, chrome://tracing)")
+                         ->type_name("OUT.json");
+  app.add_option("--svg", svg, "write an SVG timeline (streams, instructions, memory)")
+      ->type_name("OUT.svg");
+  auto* table_on = app.add_flag("--table", table.force_on, "always print the instruction table");
+  auto* table_off = app.add_flag("--no-table", table.force_off, "never print it");
+  table_on->excludes(table_off);
+  app.add_option("--path-lines", max_path_lines,
+                 "how many critical-path lines the summary shows (the middle is elided)")
+      ->check(at_least_one)
+      ->type_name("N")
+      ->capture_default_str();
+
+  std::string trace_path, summarize_svg;
+  CLI::App* summarize = app.add_subcommand(
+      "summarize", "read a recorded trace (ofl-trace-1 or any Chrome trace) and print its summary");
+  summarize->add_option("trace", trace_path, "the trace file (JSON)")
+      ->required()
+      ->type_name("TRACE.json");
+  summarize->add_option("--svg", summarize_svg, "also write its SVG timeline")
+      ->type_name("OUT.svg");
+  summarize->add_flag("--table", table.force_on, "also print the instruction table");
+  summarize->fallthrough();  // --path-lines (and misplaced workload flags, refused below)
+  app.require_subcommand(0, 1);
+
   try {
-    return RunDemo();
-  } catch (const std::exception& e) {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::fprintf(stderr, "ofl_vm_trace: %s (see ofl_vm_trace --help)\n", e.what());
+    return kExitUsage;
+  }
+
+  try {
+    if (summarize->parsed()) {
+      for (CLI::Option* o : {workload_opt, device_opt, iters_opt, chrome_opt}) {
+        if (o->count() > 0) {
+          std::fprintf(stderr, "ofl_vm_trace: %s applies to a workload run, not to summarize\n",
+                       o->get_name().c_str());
+          return kExitUsage;
+        }
+      }
+      return Summarize(trace_path, summarize_svg.empty() ? svg : summarize_svg, table,
+                       max_path_lines);
+    }
+    return RunWorkload(workload, device, iters, chrome, svg, table, max_path_lines);
+  } catch (const TraceError& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "ofl_vm_trace: %s\n", e.what());
-    return 1;
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "ofl_vm_trace: %s\n", e.what());
+    return kExitFailed;
   }
 }

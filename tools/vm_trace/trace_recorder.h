@@ -1,0 +1,19 @@
+// TraceRecorder: records what the VM does between Start() and Stop() and hands back the trace as
+// ofl-trace-1 JSON text. The one place in the tool that knows how the library records a trace
+// (the VM's trace session and vm/chrome_trace.h's writer).
+#pragma once
+
+#include <string>
+
+namespace ofl::vm_trace {
+
+class TraceRecorder {
+ public:
+  // Waits for earlier work (re-throwing an error it left), then starts a fresh trace session.
+  void Start();
+  // Waits for the work issued while recording, ends the session and returns the trace. An error
+  // raised inside that work stays in the trace (and for the next sync to report).
+  std::string Stop();
+};
+
+}  // namespace ofl::vm_trace
