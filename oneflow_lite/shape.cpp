@@ -1,5 +1,6 @@
 #include "oneflow_lite/shape.h"
 
+#include <limits>
 #include <sstream>
 
 #include "oneflow_lite/error.h"
@@ -31,9 +32,15 @@ Shape::Shape(const int64_t* dims, int ndim) {
 }
 
 int64_t Shape::numel() const {
+  // Saturates instead of overflowing, so that an unchecked shape cannot cause undefined behaviour;
+  // ops reject such shapes with a clear error (ops::CheckShape).
   int64_t n = 1;
-  for (int i = 0; i < ndim_; ++i) n *= dims_[i];
-  return n;
+  bool overflow = false;
+  for (int i = 0; i < ndim_; ++i) {
+    if (dims_[i] == 0) return 0;
+    if (__builtin_mul_overflow(n, dims_[i], &n)) overflow = true;
+  }
+  return overflow ? std::numeric_limits<int64_t>::max() : n;
 }
 
 void Shape::push_back(int64_t d) {

@@ -28,7 +28,7 @@ class Shape {
   const int64_t* begin() const { return dims_.data(); }
   const int64_t* end() const { return dims_.data() + ndim_; }
   const int64_t* data() const { return dims_.data(); }
-  // Product of the dims (1 for a 0-dim shape). Callers validate overflow with CheckedNumel.
+  // Product of the dims (1 for a 0-dim shape); INT64_MAX when it does not fit in int64.
   int64_t numel() const;
   std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
   std::string str() const;
