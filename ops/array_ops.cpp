@@ -62,6 +62,14 @@ int64_t CheckShape(const char* op, const char* arg, const std::vector<int64_t>& 
   return CheckDims(op, arg, dims.data(), dims.size(), element_size);
 }
 
+void CheckDType(const char* op, DType dtype) {
+  const int v = static_cast<int>(dtype);
+  if (v < 0 || v >= kNumDTypes) {
+    Fail(std::string(op) + ": dtype value " + std::to_string(v) + " is not a DType (valid: 0.." +
+         std::to_string(kNumDTypes - 1) + ")");
+  }
+}
+
 int64_t CheckShape(const char* op, const char* arg, const Shape& shape, size_t element_size) {
   return CheckDims(op, arg, shape.data(), static_cast<size_t>(shape.ndim()), element_size);
 }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "oneflow_lite/dtype.h"
 #include "oneflow_lite/shape.h"
 
 namespace ofl::ops {
@@ -57,5 +58,9 @@ void CheckRepeatBackward(const Shape& dy, const Shape& input_shape,
                          const std::vector<int64_t>& repeats);
 
 bool IsContiguous(const Shape& shape, const Strides& stride);
+
+// Throws InvalidArgument naming the op when `dtype` is not one of the DType enumerators (a value
+// cast from an integer).
+void CheckDType(const char* op, DType dtype);
 
 }  // namespace ofl::ops

@@ -25,6 +25,7 @@ constexpr size_t kStagingLimit = size_t{64} << 10;
 }  // namespace
 
 Tensor empty(const Shape& shape, DType dtype, const Device& device) {
+  ops::CheckDType("empty", dtype);
   ops::CheckShape("empty", "shape", shape, element_size(dtype));
   Tensor out = NewTensor(shape, dtype, device);
   kernels::KernelFn fn = empty_kernel.Get(device.type());
@@ -34,6 +35,7 @@ Tensor empty(const Shape& shape, DType dtype, const Device& device) {
 }
 
 Tensor from_host(const void* data, const Shape& shape, DType dtype, const Device& device) {
+  ops::CheckDType("from_host", dtype);
   const int64_t numel = ops::CheckShape("from_host", "shape", shape, element_size(dtype));
   const size_t bytes = static_cast<size_t>(numel) * element_size(dtype);
   if (data == nullptr && bytes > 0) {
@@ -68,6 +70,7 @@ Tensor from_host(const void* data, const Shape& shape, DType dtype, const Device
 namespace detail {
 Tensor TensorFromVector(const void* data, size_t count, DType dtype, const Shape& shape,
                         const Device& device) {
+  ops::CheckDType("tensor", dtype);
   const int64_t numel = ops::CheckShape("tensor", "shape", shape, element_size(dtype));
   if (static_cast<int64_t>(count) != numel) {
     throw InvalidArgument("tensor: data has " + std::to_string(count) + " elements but shape " +

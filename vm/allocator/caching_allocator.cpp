@@ -200,7 +200,7 @@ struct CachingAllocator::Impl {
     }
   }
 
-  Block* Allocate(size_t bytes, bool* cache_hit, const char* owner) {
+  Block* Allocate(size_t bytes, bool* cache_hit, const char* owner, bool inject_failure) {
     std::lock_guard<std::mutex> lock(mu);
     ++stats.alloc_requests;
     if (bytes == 0) {
@@ -208,6 +208,11 @@ struct CachingAllocator::Impl {
                             ": byte count must be > 0, got 0");
     }
     if (bytes > kMaxRequest) ThrowOutOfMemory(bytes);
+    if (__builtin_expect(inject_failure, 0)) {
+      // What a real failure does: no block fits, the cache is emptied for the retry, which fails.
+      ReleaseCachedSegments();
+      ThrowOutOfMemory(bytes, " (injected fault)");
+    }
     // Growing may need two metadata objects (segment block + split remainder); getting them first
     // means a failed refill leaves the pool untouched.
     if (spare == nullptr || spare->free_next == nullptr) RefillMetadata();
@@ -377,7 +382,7 @@ struct CachingAllocator::Impl {
     observer(e);
   }
 
-  [[noreturn]] void ThrowOutOfMemory(size_t bytes) {
+  [[noreturn]] void ThrowOutOfMemory(size_t bytes, const char* suffix = "") {
     ++stats.ooms;
     const size_t largest = std::max(bins[kSmallPool].LargestFree(), bins[kLargePool].LargestFree());
     std::string msg = "out of memory on " + device_name + ": tried to allocate " +
@@ -386,6 +391,7 @@ struct CachingAllocator::Impl {
                       std::to_string(stats.reserved_bytes) + " bytes, largest free block " +
                       std::to_string(largest) + " bytes, ";
     msg += limit > 0 ? "limit " + std::to_string(limit) + " bytes" : std::string("no limit");
+    msg += suffix;
     throw OutOfMemory(msg);
   }
 
@@ -459,7 +465,24 @@ CachingAllocator::~CachingAllocator() = default;
 
 CachingAllocator::Block* CachingAllocator::Allocate(size_t bytes, bool* cache_hit,
                                                     const char* owner) {
-  return impl_->Allocate(bytes, cache_hit, owner);
+  bool inject_failure = false;
+  if (__builtin_expect(fail_countdown_.load(std::memory_order_relaxed) > 0, 0)) {
+    // Exactly one request sees the count go from 1 to 0, however many threads allocate.
+    int64_t left = fail_countdown_.load(std::memory_order_relaxed);
+    while (left > 0 &&
+           !fail_countdown_.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) {
+    }
+    inject_failure = left == 1;
+  }
+  return impl_->Allocate(bytes, cache_hit, owner, inject_failure);
+}
+
+void CachingAllocator::SetFailAt(int64_t n) {
+  if (n < 0) {
+    throw InvalidArgument("CachingAllocator::SetFailAt on " + device_.str() +
+                          ": n must be >= 0 (0 = off), got " + std::to_string(n));
+  }
+  fail_countdown_.store(n, std::memory_order_relaxed);
 }
 
 void CachingAllocator::Free(Block* block) {

@@ -4,6 +4,7 @@
 // segments, retries once, then throws OutOfMemory.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -98,10 +99,20 @@ class CachingAllocator {
   // call back into this pool. With no observer the pool pays one predictable branch per event.
   void SetObserver(PoolObserver observer);
 
+  // Test-only fault injection: the n-th Allocate request from now on (n >= 1) fails as if the
+  // backend had no memory even after the cache was emptied, so it throws OutOfMemory (its message
+  // says the failure was injected); the requests after it succeed again. 0 turns the hook off;
+  // < 0 throws InvalidArgument. Off, Allocate pays one relaxed atomic load.
+  void SetFailAt(int64_t n);
+  // Requests left until the injected failure (0: none armed).
+  int64_t fail_at() const { return fail_countdown_.load(std::memory_order_relaxed); }
+
  private:
   struct Impl;
   Device device_;
   std::unique_ptr<Impl> impl_;
+  // Counts down once per Allocate while > 0; the request that takes it from 1 to 0 fails.
+  std::atomic<int64_t> fail_countdown_{0};
 };
 
 }  // namespace ofl::vm
