@@ -72,10 +72,13 @@ std::string ToString(const int64_t* v, size_t n) {
 
 std::vector<int64_t> ContiguousStrides(const Shape& shape) {
   std::vector<int64_t> stride(static_cast<size_t>(shape.ndim()));
+  // Saturating: an empty shape may have dims whose product overflows; its strides address nothing.
   int64_t acc = 1;
   for (int i = shape.ndim() - 1; i >= 0; --i) {
     stride[i] = acc;
-    acc *= shape[i] > 0 ? shape[i] : 1;
+    if (__builtin_mul_overflow(acc, shape[i] > 0 ? shape[i] : 1, &acc)) {
+      acc = std::numeric_limits<int64_t>::max();
+    }
   }
   return stride;
 }

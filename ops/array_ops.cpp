@@ -14,6 +14,16 @@ std::string Str(const Shape& s) { return s.str(); }
 
 [[noreturn]] void Fail(const std::string& msg) { throw InvalidArgument(msg); }
 
+// Strides of views of empty tensors may multiply huge sizes; they address nothing, so saturate.
+int64_t SatMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) {
+    return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min()
+                              : std::numeric_limits<int64_t>::max();
+  }
+  return r;
+}
+
 int64_t WrapDim(const char* op, const char* arg, int64_t dim, int64_t ndim) {
   const int64_t lo = ndim == 0 ? -1 : -ndim;
   const int64_t hi = ndim == 0 ? 0 : ndim - 1;
@@ -92,7 +102,7 @@ ViewGeometry InferExpand(const Shape& in, const Strides& in_stride,
   for (int64_t i = n - 1; i >= 0; --i) {
     const int64_t dim = k - (n - i);
     int64_t size = dim >= 0 ? in[dim] : 1;
-    int64_t st = dim >= 0 ? in_stride[dim] : (i == n - 1 ? 1 : out[i + 1] * stride[i + 1]);
+    int64_t st = dim >= 0 ? in_stride[dim] : (i == n - 1 ? 1 : SatMul(out[i + 1], stride[i + 1]));
     int64_t target = sizes[i];
     if (target < -1) {
       Fail("expand: size " + std::to_string(target) + " at dim " + std::to_string(i) +
@@ -204,7 +214,7 @@ std::optional<Strides> ReshapeStrides(const Shape& in, const Strides& in_stride,
     int64_t acc = 1;
     for (int64_t i = n_out - 1; i >= 0; --i) {
       stride[i] = acc;
-      acc *= out[i] > 0 ? out[i] : 1;
+      acc = SatMul(acc, out[i] > 0 ? out[i] : 1);
     }
     return stride;
   }
@@ -220,9 +230,10 @@ std::optional<Strides> ReshapeStrides(const Shape& in, const Strides& in_stride,
         d == 0 || (in[d - 1] != 1 && in_stride[d - 1] != in_numel * chunk_stride);
     if (!chunk_ends) continue;
     while (view_d >= 0 && (view_numel < in_numel || out[view_d] == 1)) {
-      stride[view_d] = view_numel * chunk_stride;
-      view_numel *= out[view_d];
+      stride[view_d] = SatMul(view_numel, chunk_stride);
+      view_numel = SatMul(view_numel, out[view_d]);
       --view_d;
+      if (view_numel > in_numel) return std::nullopt;  // overshot the chunk: no view
     }
     if (view_numel != in_numel) return std::nullopt;
     if (d > 0) {
@@ -276,7 +287,7 @@ ViewGeometry InferNarrow(const Shape& in, const Strides& in_stride, int64_t dim,
          ") exceeds dimension size (" + std::to_string(size) + ") at dim " + std::to_string(d) +
          " (or length is negative); tensor shape " + Str(in));
   }
-  ViewGeometry g{in, in_stride, s * in_stride[d]};
+  ViewGeometry g{in, in_stride, SatMul(s, in_stride[d])};
   g.shape[d] = length;
   return g;
 }

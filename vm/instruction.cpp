@@ -8,10 +8,19 @@ namespace ofl::vm {
 void DestroyInstruction(Instruction* instr) { delete instr; }
 std::atomic<int32_t>& RefCountOf(Instruction* instr) { return instr->refs_; }
 
+namespace {
+// A view's offset is in bounds whenever the view has elements; an empty view of an empty tensor
+// may carry a meaningless huge offset (its strides saturated), which must not overflow here.
+int64_t ByteOffset(int64_t offset, DType dtype) {
+  return static_cast<int64_t>(static_cast<uint64_t>(offset) *
+                              static_cast<uint64_t>(element_size(dtype)));
+}
+}  // namespace
+
 kernels::TensorArg BlobArg::Resolve() const {
   kernels::TensorArg arg;
   char* base = blob->data();
-  arg.data = base ? base + offset * static_cast<int64_t>(element_size(dtype)) : nullptr;
+  arg.data = base ? base + ByteOffset(offset, dtype) : nullptr;
   arg.shape = shape;
   arg.stride = stride;
   arg.dtype = dtype;
@@ -39,7 +48,7 @@ OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel,
   writes_.reserve(outputs.size());
   auto take = [&](BlobArg& a, FastVector<kernels::TensorArg>* args, FastVector<BlobPtr>* blobs) {
     args->push_back(kernels::TensorArg{nullptr, a.shape, a.stride, a.dtype});
-    byte_offsets_.push_back(a.offset * static_cast<int64_t>(element_size(a.dtype)));
+    byte_offsets_.push_back(ByteOffset(a.offset, a.dtype));
     blobs->push_back(std::move(a.blob));
   };
   for (BlobArg& a : inputs) take(a, &ctx_.inputs, &reads_);

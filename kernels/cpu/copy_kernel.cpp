@@ -4,10 +4,10 @@
 #include <cstring>
 
 #include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/index_util.h"
+#include "kernels/parallel.h"
 #include "oneflow_lite/error.h"
 
 namespace ofl::kernels::cpu {
@@ -102,10 +102,10 @@ void CopyWithKind(const LoopDims<2>& d, T* dst, const T* src) {
     CopyAll<kKind>(d, dst, src);
     return;
   }
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, numel, kGrainBytes / sizeof(T)),
-                    [&](const tbb::blocked_range<int64_t>& r) {
-                      CopyRange<kKind>(d, dst, src, r.begin(), r.end());
-                    });
+  ParallelFor(tbb::blocked_range<int64_t>(0, numel, kGrainBytes / sizeof(T)),
+              [&](const tbb::blocked_range<int64_t>& r) {
+                CopyRange<kKind>(d, dst, src, r.begin(), r.end());
+              });
 }
 
 template <class T>

@@ -8,11 +8,11 @@
 #include <type_traits>
 
 #include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/index_util.h"
+#include "kernels/parallel.h"
 #include "oneflow_lite/error.h"
 
 namespace ofl::kernels::cpu {
@@ -187,7 +187,7 @@ void ReduceTyped(const ReducePlan& p, void* out_data, const void* in_data) {
       return;
     }
     const int64_t grain = std::max<int64_t>(1, kGrainElems / std::max<int64_t>(1, sum_len));
-    tbb::parallel_for(
+    ParallelFor(
         tbb::blocked_range<int64_t>(0, out_numel, grain),
         [&](const tbb::blocked_range<int64_t>& r) { ReduceRuns(p, out, in, r.begin(), r.end()); });
     return;
@@ -213,10 +213,10 @@ void ReduceTyped(const ReducePlan& p, void* out_data, const void* in_data) {
   }
   const int64_t grain =
       std::max<int64_t>(1, kGrainElems / std::max<int64_t>(1, block_len * sum_len));
-  tbb::parallel_for(tbb::blocked_range<int64_t>(0, items, grain),
-                    [&](const tbb::blocked_range<int64_t>& r) {
-                      ReduceBlocks(p, block_len, out, in, r.begin(), r.end());
-                    });
+  ParallelFor(tbb::blocked_range<int64_t>(0, items, grain),
+              [&](const tbb::blocked_range<int64_t>& r) {
+                ReduceBlocks(p, block_len, out, in, r.begin(), r.end());
+              });
 }
 
 }  // namespace
@@ -242,6 +242,12 @@ void ReduceSumToKernel(const KernelContext& ctx) {
   if (out.shape.ndim() != n) {
     throw InvalidArgument("reduce_sum_to: output shape " + out.shape.str() +
                           " does not have the rank of input shape " + in.shape.str());
+  }
+  if (in.shape.numel() == 0) {  // every sum is over nothing: zeros (the contiguous output)
+    if (out.shape.numel() > 0) {
+      std::memset(out.data, 0, static_cast<size_t>(out.shape.numel()) * element_size(out.dtype));
+    }
+    return;
   }
   ReducePlan p;
   for (int i = 0; i < n; ++i) {

@@ -16,10 +16,10 @@
 #include <vector>
 
 #include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/index_util.h"
+#include "kernels/parallel.h"
 #include "oneflow_lite/error.h"
 
 namespace ofl::kernels::cpu {
@@ -172,13 +172,24 @@ void RepeatKernel(const KernelContext& ctx) {
   int64_t r[kMaxDims];
   int64_t st[kMaxDims];
   int dims = 0;
+  // Validate first, and stop on an empty output before merging dims: an empty output's other
+  // dims may be huge, and their products would overflow.
   bool empty = false;
   for (int i = 0; i < n; ++i) {
     const int j = i - (n - k);
     const int64_t si = j < 0 ? 1 : in.shape[j];
     const int64_t ri = ctx.attrs[i];
-    if (ri < 0 || out.shape[i] != si * ri) throw InvalidArgument(ShapeMismatch(in, out, ctx));
+    int64_t oi = 0;
+    if (ri < 0 || __builtin_mul_overflow(si, ri, &oi) || out.shape[i] != oi) {
+      throw InvalidArgument(ShapeMismatch(in, out, ctx));
+    }
     if (si == 0 || ri == 0) empty = true;
+  }
+  if (empty) return;
+  for (int i = 0; i < n; ++i) {
+    const int j = i - (n - k);
+    const int64_t si = j < 0 ? 1 : in.shape[j];
+    const int64_t ri = ctx.attrs[i];
     if (si == 1 && ri == 1) continue;
     const int64_t sti = si == 1 ? 0 : in.stride[j];
     if (dims > 0) {
@@ -198,7 +209,6 @@ void RepeatKernel(const KernelContext& ctx) {
     st[dims] = sti;
     ++dims;
   }
-  if (empty) return;
   int64_t expect_stride = 1;
   for (int i = n - 1; i >= 0; --i) {  // pass 3 reads the output as rows of a contiguous array
     if (out.stride[i] != expect_stride && out.shape[i] != 1) {
@@ -245,11 +255,11 @@ void RepeatKernel(const KernelContext& ctx) {
     const int64_t prefix_bytes = p.prefix * es;
     if (parallel && num_tile_rows * prefix_bytes > kParallelBytes) {
       const int64_t grain = std::max<int64_t>(1, kGrainBytes / prefix_bytes);
-      tbb::parallel_for(tbb::blocked_range<int64_t>(0, num_tile_rows, grain),
-                        [&](const tbb::blocked_range<int64_t>& range) {
-                          DoublePrefixes(tile_rows, base, tile_bytes, prefix_bytes, range.begin(),
-                                         range.end());
-                        });
+      ParallelFor(tbb::blocked_range<int64_t>(0, num_tile_rows, grain),
+                  [&](const tbb::blocked_range<int64_t>& range) {
+                    DoublePrefixes(tile_rows, base, tile_bytes, prefix_bytes, range.begin(),
+                                   range.end());
+                  });
     } else {
       DoublePrefixes(tile_rows, base, tile_bytes, prefix_bytes, 0, num_tile_rows);
     }
@@ -258,10 +268,10 @@ void RepeatKernel(const KernelContext& ctx) {
   // Pass 3: everything else, from the prefixes.
   if (p.prefix == p.row_len && num_tile_rows == rows) return;
   if (parallel) {
-    tbb::parallel_for(tbb::blocked_range<int64_t>(0, total, kGrainBytes / es),
-                      [&](const tbb::blocked_range<int64_t>& range) {
-                        FillFromPrefixes(p, base, range.begin(), range.end());
-                      });
+    ParallelFor(tbb::blocked_range<int64_t>(0, total, kGrainBytes / es),
+                [&](const tbb::blocked_range<int64_t>& range) {
+                  FillFromPrefixes(p, base, range.begin(), range.end());
+                });
   } else {
     FillFromPrefixes(p, base, 0, total);
   }

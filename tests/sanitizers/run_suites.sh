@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs the VM, pool (caching allocator) and API suites of a sanitizer build with the options CI
+# uses: any report fails the run. Called by `bash tools/ofl.sh test`; by hand:
+#   bash tests/sanitizers/run_suites.sh asan|tsan BUILD_DIR [gtest args...]
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+kind="${1:?usage: run_suites.sh asan|tsan BUILD_DIR [gtest args...]}"
+dir="${2:?usage: run_suites.sh asan|tsan BUILD_DIR [gtest args...]}"
+shift 2
+
+case "$kind" in
+  asan)
+    export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:suppressions=$here/asan.supp"
+    export LSAN_OPTIONS="suppressions=$here/lsan.supp"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$here/ubsan.supp"
+    ;;
+  tsan)
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/tsan.supp"
+    ;;
+  *)
+    echo "run_suites.sh: unknown kind '$kind' (asan or tsan)" >&2
+    exit 2
+    ;;
+esac
+
+# Each suite as CTest runs it, then again with each op waiting at the call (OFL_VM_SYNC=1), the
+# VM's other scheduling mode.
+failed=0
+for suite in vm functional; do
+  bin="$dir/tests/ofl_test_$suite"
+  for mode in async sync; do
+    start=$SECONDS
+    rc=0
+    if [ "$mode" = sync ]; then
+      OFL_VM_SYNC=1 "$bin" --gtest_brief=1 "$@" || rc=$?
+    else
+      "$bin" --gtest_brief=1 "$@" || rc=$?
+    fi
+    echo "-- $kind ofl_test_$suite ($mode): $((SECONDS - start))s, exit $rc"
+    [ $rc -eq 0 ] || failed=$((failed + 1))
+  done
+done
+exit $((failed > 0))
