@@ -14,15 +14,7 @@ std::string Str(const Shape& s) { return s.str(); }
 
 [[noreturn]] void Fail(const std::string& msg) { throw InvalidArgument(msg); }
 
-// Strides of views of empty tensors may multiply huge sizes; they address nothing, so saturate.
-int64_t SatMul(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) {
-    return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min()
-                              : std::numeric_limits<int64_t>::max();
-  }
-  return r;
-}
+int64_t SatMul(int64_t a, int64_t b) { return SaturatingMul(a, b); }
 
 int64_t WrapDim(const char* op, const char* arg, int64_t dim, int64_t ndim) {
   const int64_t lo = ndim == 0 ? -1 : -ndim;
@@ -328,6 +320,15 @@ void CheckRepeatBackward(const Shape& dy, const Shape& input_shape,
     Fail("repeat_backward: gradient shape " + Str(dy) + " does not match repeat(input_shape=" +
          Str(input_shape) + ", repeats=" + Str(repeats) + ") = " + Str(expect));
   }
+}
+
+int64_t SaturatingMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) {
+    return (a < 0) != (b < 0) ? std::numeric_limits<int64_t>::min()
+                              : std::numeric_limits<int64_t>::max();
+  }
+  return r;
 }
 
 bool IsContiguous(const Shape& shape, const Strides& stride) {

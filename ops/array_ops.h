@@ -59,6 +59,10 @@ void CheckRepeatBackward(const Shape& dy, const Shape& input_shape,
 
 bool IsContiguous(const Shape& shape, const Strides& stride);
 
+// a * b, saturated to the int64 range instead of overflowing: for strides and sizes of empty
+// views, whose products may not fit and which address nothing.
+int64_t SaturatingMul(int64_t a, int64_t b);
+
 // Throws InvalidArgument naming the op when `dtype` is not one of the DType enumerators (a value
 // cast from an integer).
 void CheckDType(const char* op, DType dtype);

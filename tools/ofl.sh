@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One entry point for setting up, building and running oneflow_lite on a fresh Debian machine.
 #   bash tools/ofl.sh demo    install what is missing, build, run the VM trace tool's demo
-#   bash tools/ofl.sh test    install what is missing, build, run every test through CTest
+#   bash tools/ofl.sh test    install what is missing, build, run every test through CTest, then the
+#                             VM, pool and API suites under ASan+UBSan and under TSan, then the short
+#                             fuzz runs (OFL_QUICK=1: only the normal build and CTest)
 #   bash tools/ofl.sh bench   install what is missing (plus libtorch-dev), build and run benchmarks
 set -euo pipefail
 
@@ -9,11 +11,16 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cmd="${1:-demo}"
 build_dir="${OFL_BUILD_DIR:-$root/build}"
 jobs="$(nproc 2>/dev/null || echo 2)"
+quick="${OFL_QUICK:-0}"
+# Seconds each fuzzer runs in the test command's fuzz stage.
+fuzz_seconds="${OFL_FUZZ_SECONDS:-60}"
 
 # Debian packages: compiler and build tools, then the libraries the project links against.
 packages=(g++ cmake ninja-build ccache pkg-config libtbb-dev libspdlog-dev libfmt-dev libmimalloc-dev nlohmann-json3-dev libcli11-dev libgtest-dev)
 case "$cmd" in
   bench) packages+=(libbenchmark-dev libtorch-dev) ;;
+  # clang and its runtime libraries (libFuzzer) for the fuzz stage.
+  test) [ "$quick" = 1 ] || packages+=(clang libclang-rt-14-dev) ;;
 esac
 
 install_missing() {
@@ -29,10 +36,69 @@ install_missing() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+
 configure() {
-  local extra=("$@")
-  export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
-  cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "${extra[@]}" >/dev/null
+  cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+}
+
+# ---- test: stages, each timed; a failed stage does not stop the later ones ----------------------
+passed=0
+failed=0
+failed_names=()
+timings=()
+
+# stage NAME COMMAND...: runs COMMAND, prints its time, counts it as passed or failed.
+stage() {
+  local name="$1"
+  shift
+  echo "== stage $name"
+  local start=$SECONDS rc=0
+  "$@" || rc=$?
+  local took=$((SECONDS - start))
+  if [ $rc -eq 0 ]; then
+    passed=$((passed + 1))
+    timings+=("$(printf '%-10s %5ds  passed' "$name" "$took")")
+  else
+    failed=$((failed + 1))
+    failed_names+=("$name")
+    timings+=("$(printf '%-10s %5ds  FAILED (exit %d)' "$name" "$took" "$rc")")
+  fi
+  echo "== stage $name: ${took}s, $([ $rc -eq 0 ] && echo passed || echo "FAILED (exit $rc)")"
+}
+
+# (set -e does not apply inside a function run as `f || ...`: every step returns on failure.)
+normal_stage() {
+  configure -DOFL_BUILD_TESTS=ON || return
+  cmake --build "$build_dir" -j "$jobs" || return
+  ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 600
+}
+
+# The VM, pool (caching allocator) and API suites under sanitizers: KIND is asan (ASan+UBSan) or
+# tsan. Optimised -O1 with debug info, asserts on; the library and the two suites only.
+sanitizer_stage() {
+  local kind="$1" dir="$build_dir-$1" san
+  case "$kind" in
+    asan) san="address;undefined" ;;
+    tsan) san="thread" ;;
+  esac
+  cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" "-DOFL_SANITIZE=$san" \
+    -DOFL_BUILD_TESTS=ON -DOFL_BUILD_TOOLS=OFF >/dev/null || return
+  cmake --build "$dir" -j "$jobs" --target ofl_test_vm ofl_test_functional || return
+  bash "$root/tests/sanitizers/run_suites.sh" "$kind" "$dir"
+}
+
+# The fuzzers (tests/fuzz) for a short run each, built with clang, ASan and UBSan.
+fuzz_stage() {
+  local dir="$build_dir-fuzz"
+  CC=clang CXX=clang++ cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" "-DOFL_SANITIZE=address;undefined" \
+    -DOFL_BUILD_FUZZERS=ON -DOFL_BUILD_TESTS=OFF -DOFL_BUILD_TOOLS=OFF >/dev/null || return
+  cmake --build "$dir" -j "$jobs" || return
+  # A fixed seed makes the CI run explore the same inputs every time (a new finding reproduces, and
+  # a run that passed here passes in CI); long runs with fresh seeds are for tests/fuzz/README.md.
+  OFL_FUZZ_FLAGS="${OFL_FUZZ_FLAGS:--seed=20261121}" bash "$root/tests/fuzz/run.sh" "$dir" "$fuzz_seconds"
 }
 
 case "$cmd" in
@@ -44,9 +110,22 @@ case "$cmd" in
     ;;
   test)
     install_missing "${packages[@]}"
-    configure -DOFL_BUILD_TESTS=ON
-    cmake --build "$build_dir" -j "$jobs"
-    ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 600
+    total_start=$SECONDS
+    stage build+ctest normal_stage
+    if [ "$quick" != 1 ]; then
+      stage asan sanitizer_stage asan
+      stage tsan sanitizer_stage tsan
+      if [ -f "$root/tests/fuzz/run.sh" ]; then
+        stage fuzz fuzz_stage
+      else
+        echo "== stage fuzz: skipped (no tests/fuzz/run.sh)"
+      fi
+    fi
+    echo "== stage timings (total $((SECONDS - total_start))s)"
+    printf '   %s\n' "${timings[@]}"
+    [ $failed -eq 0 ] || echo "failed stages: ${failed_names[*]}"
+    echo "checks: $passed passed, $failed failed"
+    [ $failed -eq 0 ]
     ;;
   bench)
     install_missing "${packages[@]}"

@@ -132,7 +132,8 @@ Tensor repeat_backward(const Tensor& dy, const Shape& input_shape,
       const int64_t r = repeats[j], s = in_padded[j], t = impl.stride()[j];
       if (r != 1 && s != 1) {
         view_shape.insert(view_shape.end(), {r, s});
-        view_stride.insert(view_stride.end(), {s * t, t});
+        // Saturating: only an empty dy (which is never read) can have s * t out of range.
+        view_stride.insert(view_stride.end(), {ops::SaturatingMul(s, t), t});
         target.insert(target.end(), {1, s});
       } else {
         view_shape.push_back(impl.shape()[j]);
@@ -157,11 +158,13 @@ Tensor repeat_backward(const Tensor& dy, const Shape& input_shape,
     if (r == 1) continue;
     const DType out_dtype = half && j != last_round ? DType::kFloat32 : impl.dtype();
     int64_t before = 1, after = 1;
-    for (int64_t d = 0; d < j; ++d) before *= sizes[d];
-    for (int64_t d = j + 1; d < n; ++d) after *= sizes[d];
+    for (int64_t d = 0; d < j; ++d) before = ops::SaturatingMul(before, sizes[d]);
+    for (int64_t d = j + 1; d < n; ++d) after = ops::SaturatingMul(after, sizes[d]);
     sizes[j] = s;
-    cur = reduce(*cur.impl(), {before, r, s, after}, {r * s * after, s * after, after, 1},
-                 {before, 1, s, after}, Shape(sizes), out_dtype);
+    const int64_t s_after = ops::SaturatingMul(s, after);
+    cur = reduce(*cur.impl(), {before, r, s, after},
+                 {ops::SaturatingMul(r, s_after), s_after, after, 1}, {before, 1, s, after},
+                 Shape(sizes), out_dtype);
   }
   return reshape(cur, input_shape.vec());
 }
