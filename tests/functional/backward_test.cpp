@@ -16,13 +16,6 @@
 namespace ofl::testing {
 namespace {
 
-struct DTypeNames {
-  template <class T>
-  static std::string GetName(int) {
-    return to_string(DTypeOf<T>::value);
-  }
-};
-
 template <class T>
 class BackwardTest : public ::testing::Test {};
 using SummableTypes = ::testing::Types<float, double, int32_t, int64_t, float16, bfloat16>;

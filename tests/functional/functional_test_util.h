@@ -252,4 +252,12 @@ class MemoryLimitGuard {
   MemoryLimitGuard& operator=(const MemoryLimitGuard&) = delete;
 };
 
+// Names typed-test instances by dtype ("float32", "int64", ...).
+struct DTypeNames {
+  template <class T>
+  static std::string GetName(int) {
+    return to_string(DTypeOf<T>::value);
+  }
+};
+
 }  // namespace ofl::testing

@@ -15,13 +15,6 @@
 namespace ofl::testing {
 namespace {
 
-struct DTypeNames {
-  template <class T>
-  static std::string GetName(int) {
-    return to_string(DTypeOf<T>::value);
-  }
-};
-
 template <class T>
 class ViewOpsValuesTest : public ::testing::Test {};
 TYPED_TEST_SUITE(ViewOpsValuesTest, AllElementTypes, DTypeNames);
