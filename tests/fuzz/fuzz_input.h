@@ -92,6 +92,34 @@ inline std::string Str(const std::vector<int64_t>& v) {
   std::abort();
 }
 
+// ---- Reference shape rules shared by both fuzzers (written here, not taken from the library) ----
+using Dims = std::vector<int64_t>;
+using i128 = __int128;
+constexpr i128 kI64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMaxRankRef = 25;  // the library's documented limit (OneFlow's)
+
+// Product of dims (all >= 0) saturated just above int64's range; 0 when any dim is 0.
+inline i128 SatProduct(const Dims& d) {
+  for (int64_t x : d) {
+    if (x == 0) return 0;
+  }
+  i128 p = 1;
+  for (int64_t x : d) {
+    p *= x;
+    if (p > kI64Max) p = kI64Max + 1;
+  }
+  return p;
+}
+
+// The reference for CheckShape: rank <= 25, no negative dim, numel * element_size fits int64.
+inline bool ShapeOk(const Dims& d, size_t es) {
+  if (static_cast<int64_t>(d.size()) > kMaxRankRef) return false;
+  for (int64_t x : d) {
+    if (x < 0) return false;
+  }
+  return SatProduct(d) * static_cast<i128>(es) <= kI64Max;
+}
+
 }  // namespace ofl_fuzz
 
 #define FUZZ_CHECK(cond, msg)                                                               \

@@ -20,17 +20,17 @@
 
 namespace {
 
+using ofl_fuzz::Dims;
+using ofl_fuzz::i128;
 using ofl_fuzz::Input;
+using ofl_fuzz::kI64Max;
 using ofl_fuzz::Str;
-using Dims = std::vector<int64_t>;
-using i128 = __int128;
 
 constexpr int kSlots = 4;
 constexpr int kMaxSteps = 40;
 constexpr int64_t kMaxNumel = 64;
 constexpr double kMaxAbs = 1 << 20;  // sums stay exact in float32 and int32 below this
-constexpr i128 kI64Max = std::numeric_limits<int64_t>::max();
-constexpr int64_t kMaxRank = 25;
+constexpr int64_t kMaxRank = ofl_fuzz::kMaxRankRef;
 
 // ---- The reference: logical row-major values, nothing shared with the library ----------------
 
@@ -40,30 +40,10 @@ struct Ref {
   std::vector<double> v;  // row-major logical values
 };
 
-i128 Numel(const Dims& d) {
-  i128 p = 1;
-  for (int64_t x : d) {
-    if (x == 0) return 0;
-  }
-  for (int64_t x : d) {
-    p *= x;
-    if (p > kI64Max) p = kI64Max + 1;
-  }
-  return p;
-}
-
-bool ValidShape(const Dims& d, size_t es) {
-  if (static_cast<int64_t>(d.size()) > kMaxRank) return false;
-  for (int64_t x : d) {
-    if (x < 0) return false;
-  }
-  return Numel(d) * static_cast<i128>(es) <= kI64Max;
-}
-
 // Calls f(index) for every multi-index of `shape` in row-major order.
 template <class F>
 void ForEachIndex(const Dims& shape, F&& f) {
-  const int64_t n = static_cast<int64_t>(Numel(shape));
+  const int64_t n = static_cast<int64_t>(ofl_fuzz::SatProduct(shape));
   Dims idx(shape.size(), 0);
   for (int64_t e = 0; e < n; ++e) {
     f(idx);
@@ -94,9 +74,9 @@ std::optional<Ref> RefExpand(const Ref& x, const Dims& sizes) {
     if (t != s && s != 1) return std::nullopt;
     out[i] = t;
   }
-  if (!ValidShape(out, 4)) return std::nullopt;
+  if (!ofl_fuzz::ShapeOk(out, 4)) return std::nullopt;
   Ref r{x.is_float, out, {}};
-  if (Numel(out) > kMaxNumel) return r;  // too big to run: the caller skips it
+  if (ofl_fuzz::SatProduct(out) > kMaxNumel) return r;  // too big to run: the caller skips it
   ForEachIndex(out, [&](const Dims& idx) {
     Dims src(static_cast<size_t>(k));
     for (int64_t j = 0; j < k; ++j) src[j] = x.shape[j] == 1 ? 0 : idx[j + (n - k)];
@@ -117,9 +97,9 @@ std::optional<Ref> RefRepeat(const Ref& x, const Dims& reps) {
     if (o > kI64Max) return std::nullopt;
     out[i] = static_cast<int64_t>(o);
   }
-  if (!ValidShape(out, 4)) return std::nullopt;
+  if (!ofl_fuzz::ShapeOk(out, 4)) return std::nullopt;
   Ref r{x.is_float, out, {}};
-  if (Numel(out) > kMaxNumel) return r;
+  if (ofl_fuzz::SatProduct(out) > kMaxNumel) return r;
   ForEachIndex(out, [&](const Dims& idx) {
     Dims src(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) src[i] = idx[i] % padded[i];
@@ -155,7 +135,7 @@ std::optional<Ref> RefReshape(const Ref& x, const Dims& shape, bool* overflow_th
     *overflow_then_zero = overflow;
     known = 0;
   }
-  const i128 numel = Numel(x.shape);
+  const i128 numel = ofl_fuzz::SatProduct(x.shape);
   Dims out = shape;
   if (infer >= 0) {
     if (known == 0 || overflow || numel % known != 0) return std::nullopt;
@@ -210,14 +190,14 @@ std::optional<Ref> RefNarrow(const Ref& x, int64_t dim, int64_t start, int64_t l
 std::optional<Ref> RefExpandBackward(const Ref& dy, const Dims& input_shape) {
   const int64_t n = static_cast<int64_t>(dy.shape.size());
   const int64_t k = static_cast<int64_t>(input_shape.size());
-  if (!ValidShape(input_shape, 4) || k > n) return std::nullopt;
+  if (!ofl_fuzz::ShapeOk(input_shape, 4) || k > n) return std::nullopt;
   for (int64_t i = 0; i < k; ++i) {
     const int64_t a = input_shape[i], b = dy.shape[n - k + i];
     if (a != b && a != 1) return std::nullopt;
   }
   Ref r{dy.is_float, input_shape, {}};
-  if (Numel(input_shape) > kMaxNumel) return r;
-  r.v.assign(static_cast<size_t>(Numel(input_shape)), 0.0);
+  if (ofl_fuzz::SatProduct(input_shape) > kMaxNumel) return r;
+  r.v.assign(static_cast<size_t>(ofl_fuzz::SatProduct(input_shape)), 0.0);
   int64_t e = 0;
   ForEachIndex(dy.shape, [&](const Dims& idx) {
     Dims dst(static_cast<size_t>(k));
@@ -230,7 +210,7 @@ std::optional<Ref> RefExpandBackward(const Ref& dy, const Dims& input_shape) {
 std::optional<Ref> RefRepeatBackward(const Ref& dy, const Dims& input_shape, const Dims& reps) {
   const int64_t n = static_cast<int64_t>(reps.size());
   const int64_t k = static_cast<int64_t>(input_shape.size());
-  if (!ValidShape(input_shape, 1) || n < k || n > kMaxRank) return std::nullopt;
+  if (!ofl_fuzz::ShapeOk(input_shape, 1) || n < k || n > kMaxRank) return std::nullopt;
   Dims expect(static_cast<size_t>(n)), padded(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     const int64_t j = i - (n - k);
@@ -240,10 +220,10 @@ std::optional<Ref> RefRepeatBackward(const Ref& dy, const Dims& input_shape, con
     if (o > kI64Max) return std::nullopt;
     expect[i] = static_cast<int64_t>(o);
   }
-  if (!ValidShape(expect, 1) || expect != dy.shape) return std::nullopt;
+  if (!ofl_fuzz::ShapeOk(expect, 1) || expect != dy.shape) return std::nullopt;
   Ref r{dy.is_float, input_shape, {}};
-  if (Numel(input_shape) > kMaxNumel) return r;
-  r.v.assign(static_cast<size_t>(Numel(input_shape)), 0.0);
+  if (ofl_fuzz::SatProduct(input_shape) > kMaxNumel) return r;
+  r.v.assign(static_cast<size_t>(ofl_fuzz::SatProduct(input_shape)), 0.0);
   int64_t e = 0;
   ForEachIndex(dy.shape, [&](const Dims& idx) {
     Dims src(static_cast<size_t>(n));
@@ -348,7 +328,8 @@ void CheckValues(const std::string& what, const Slot& s) {
 }
 
 bool Fits(const Ref& r) {
-  if (static_cast<int64_t>(r.v.size()) > kMaxNumel || Numel(r.shape) > kMaxNumel) return false;
+  if (static_cast<int64_t>(r.v.size()) > kMaxNumel || ofl_fuzz::SatProduct(r.shape) > kMaxNumel)
+    return false;
   for (double x : r.v) {
     if (x > kMaxAbs || x < -kMaxAbs) return false;
   }
@@ -358,7 +339,7 @@ bool Fits(const Ref& r) {
 Dims SmallShape(Input& in) {
   Dims d(static_cast<size_t>(in.Below(5)));
   for (auto& x : d) x = in.Below(5);
-  while (Numel(d) > kMaxNumel) d[in.Below(static_cast<int64_t>(d.size()))] = 1;
+  while (ofl_fuzz::SatProduct(d) > kMaxNumel) d[in.Below(static_cast<int64_t>(d.size()))] = 1;
   return d;
 }
 
@@ -366,7 +347,7 @@ void Create(Input& in, Slot& s) {
   s.ref.is_float = in.Flip();
   s.ref.shape = SmallShape(in);
   s.ref.v.clear();
-  const int64_t n = static_cast<int64_t>(Numel(s.ref.shape));
+  const int64_t n = static_cast<int64_t>(ofl_fuzz::SatProduct(s.ref.shape));
   for (int64_t i = 0; i < n; ++i) s.ref.v.push_back(static_cast<double>(in.Below(17)) - 8);
   try {
     if (s.ref.is_float) {
@@ -430,7 +411,7 @@ void Step(Input& in, std::vector<Slot>& slots) {
     }
     case 2: {  // reshape
       Dims shape;
-      int64_t rest = static_cast<int64_t>(Numel(x.shape));
+      int64_t rest = static_cast<int64_t>(ofl_fuzz::SatProduct(x.shape));
       const int64_t parts = in.Below(4);
       for (int64_t p = 0; p < parts; ++p) {
         const int64_t f = 1 + in.Below(4);

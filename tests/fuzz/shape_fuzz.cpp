@@ -21,37 +21,16 @@
 
 namespace {
 
+using ofl_fuzz::Dims;
+using ofl_fuzz::i128;
 using ofl_fuzz::Input;
+using ofl_fuzz::kI64Max;
+using ofl_fuzz::SatProduct;
+using ofl_fuzz::ShapeOk;
 using ofl_fuzz::Str;
-using Dims = std::vector<int64_t>;
-using i128 = __int128;
 
-constexpr int64_t kMaxDimsRef = 25;  // the library's documented limit (OneFlow's)
-constexpr i128 kI64Max = std::numeric_limits<int64_t>::max();
+constexpr int64_t kMaxDimsRef = ofl_fuzz::kMaxRankRef;
 constexpr int64_t kWalkLimit = 2048;  // element walks only for views this small
-
-// Product of dims saturated just above int64's range (dims are >= 0).
-i128 SatProduct(const Dims& d) {
-  i128 p = 1;
-  for (int64_t x : d) {
-    if (x == 0) return 0;
-  }
-  for (int64_t x : d) {
-    p *= x;
-    if (p > kI64Max) p = kI64Max + 1;
-  }
-  return p;
-}
-
-// The reference for CheckShape: rank <= 25, no negative dim, numel * element_size fits int64.
-bool ShapeOk(const Dims& d, size_t es) {
-  if (static_cast<int64_t>(d.size()) > kMaxDimsRef) return false;
-  for (int64_t x : d) {
-    if (x < 0) return false;
-  }
-  const i128 n = SatProduct(d);
-  return n * static_cast<i128>(es) <= kI64Max;
-}
 
 // Runs f; returns true when it returned, false when it threw InvalidArgument; aborts on anything
 // else.
