@@ -1,5 +1,6 @@
 // Functors for the view and copy ops: expand, repeat, reshape, permute, narrow, contiguous and the
 // backward of expand and repeat.
+#include <limits>
 #include <string>
 
 #include "oneflow_lite/functional/functional.h"
@@ -82,7 +83,14 @@ Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   const TensorImpl& impl = ImplOf("narrow", x);
   ops::ViewGeometry g = ops::InferNarrow(impl.shape(), impl.stride(), dim, start, length);
-  return MakeView(x, g.shape, std::move(g.stride), impl.offset() + g.offset_delta);
+  // Only views of empty tensors (whose strides saturate) can push the sum out of range; such an
+  // offset is never dereferenced, so saturate it too.
+  int64_t offset = 0;
+  if (__builtin_add_overflow(impl.offset(), g.offset_delta, &offset)) {
+    offset = g.offset_delta > 0 ? std::numeric_limits<int64_t>::max()
+                                : std::numeric_limits<int64_t>::min();
+  }
+  return MakeView(x, g.shape, std::move(g.stride), offset);
 }
 
 Tensor expand_backward(const Tensor& dy, const Shape& input_shape) {
