@@ -57,9 +57,12 @@ void ThrowDTypeMismatch(const char* op, DType requested, DType actual) {
 template <>
 std::vector<bool> Tensor::to_vector<bool>() const {
   if (dtype() != DType::kBool) detail::ThrowDTypeMismatch("to_vector", DType::kBool, dtype());
-  std::vector<uint8_t> bytes(static_cast<size_t>(numel()));
-  copy_to_host(bytes.data(), bytes.size());
-  return std::vector<bool>(bytes.begin(), bytes.end());
+  auto bytes = std::make_shared<std::vector<uint8_t>>();
+  detail::ReadToHost(*this, "to_vector", [bytes](size_t nbytes) -> void* {
+    bytes->resize(nbytes);
+    return bytes->data();
+  });
+  return std::vector<bool>(bytes->begin(), bytes->end());
 }
 
 }  // namespace ofl

@@ -3,7 +3,9 @@
 // there (and re-throw an error raised while producing it).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,15 +56,26 @@ class Tensor {
 
 namespace detail {
 [[noreturn]] void ThrowDTypeMismatch(const char* op, DType requested, DType actual);
-}
+// Copies t's elements in logical row-major order into host memory that `allocate(nbytes)` returns.
+// `allocate` runs on a VM worker, only once the data is ready and only if it was produced without
+// error; the memory it returns must stay valid for as long as the function object lives (the VM
+// may hold it beyond the call when a wait gives up). Blocks; re-throws the producer's error.
+void ReadToHost(const Tensor& t, const char* op, std::function<void*(size_t nbytes)> allocate);
+}  // namespace detail
 
 template <class T>
 std::vector<T> Tensor::to_vector() const {
   if (DTypeOf<T>::value != dtype())
     detail::ThrowDTypeMismatch("to_vector", DTypeOf<T>::value, dtype());
-  std::vector<T> out(static_cast<size_t>(numel()));
-  copy_to_host(out.data(), out.size() * sizeof(T));
-  return out;
+  // The vector is made by the read itself, once the data is ready: a tensor whose producer failed
+  // throws that error before any host memory is allocated, and a wait that gives up never leaves
+  // a copy writing into memory the caller has freed.
+  auto out = std::make_shared<std::vector<T>>();
+  detail::ReadToHost(*this, "to_vector", [out](size_t nbytes) -> void* {
+    out->resize(nbytes / sizeof(T));
+    return out->data();
+  });
+  return std::move(*out);
 }
 
 // std::vector<bool> packs bits and has no data(): read bytes, then widen.

@@ -42,7 +42,10 @@ class EagerBlobObject {
   }
   bool allocated() const { return block_ != nullptr || bytes_ == 0; }
 
-  // Called on the producer stream's worker in Prepare / ReleaseTensor.
+  // Allocate: called in Prepare by the worker of the first instruction that writes the blob, on
+  // that instruction's stream (not necessarily the producer stream). Free: by the worker that runs
+  // the blob's last user (a folded release) or its ReleaseTensor, or by the releasing thread when
+  // every user has finished.
   void Allocate(CachingAllocator* pool, bool* cache_hit, const char* owner);
   void Free();
 

@@ -75,8 +75,12 @@ void OpCallPolicy::Compute(Instruction*) {
 }
 
 AccessBlobByCallbackPolicy::AccessBlobByCallbackPolicy(std::string op_name, BlobArg arg,
-                                                       Callback cb, AccessModifier modifier)
-    : op_name_(std::move(op_name)), arg_(std::move(arg)), cb_(std::move(cb)) {
+                                                       Callback cb, AccessModifier modifier,
+                                                       bool caller_memory)
+    : op_name_(std::move(op_name)),
+      arg_(std::move(arg)),
+      cb_(std::move(cb)),
+      caller_memory_(caller_memory) {
   if (modifier == AccessModifier::kMut) {
     writes_.push_back(arg_.blob);
   } else {

@@ -45,6 +45,10 @@ class InstructionPolicy : public FastNew {
   virtual void Compute(Instruction* instr) = 0;
   // Whether the instruction still runs when a blob it touches is poisoned (ReleaseTensor must).
   virtual bool RunsOnPoisonedInputs() const { return false; }
+  // Whether it reads or writes memory its caller owns (copy_to_host's destination, from_host's
+  // source). A wait that gives up on such an instruction after it started must not return to the
+  // caller until it finished, or the caller could free that memory under it.
+  virtual bool TouchesCallerMemory() const { return false; }
 
  protected:
   FastVector<BlobPtr> reads_;
@@ -68,19 +72,23 @@ class OpCallPolicy final : public InstructionPolicy {
 };
 
 // Runs a callback on the stream's worker with the view's bytes; const = read, mut = write.
+// `caller_memory`: the callback touches memory the caller owns (see TouchesCallerMemory); such a
+// callback must be a bounded copy, never something that can block.
 class AccessBlobByCallbackPolicy final : public InstructionPolicy {
  public:
   using Callback = std::function<void(const kernels::TensorArg&)>;
-  AccessBlobByCallbackPolicy(std::string op_name, BlobArg arg, Callback cb,
-                             AccessModifier modifier);
+  AccessBlobByCallbackPolicy(std::string op_name, BlobArg arg, Callback cb, AccessModifier modifier,
+                             bool caller_memory = false);
   const char* policy_name() const override { return "AccessBlobByCallback"; }
   const std::string& op_name() const override { return op_name_; }
   void Compute(Instruction* instr) override;
+  bool TouchesCallerMemory() const override { return caller_memory_; }
 
  private:
   std::string op_name_;
   BlobArg arg_;
   Callback cb_;
+  bool caller_memory_;
 };
 
 // Returns a dead tensor's block to its pool; a write, so it runs after every earlier user.
@@ -164,9 +172,12 @@ class Instruction : public FastNew {
   // operand lists that the issuing thread keeps writing.
   char worker_side_[64] = {};
   std::atomic<bool> done_{false};
-  // Set by a waiter that gave up on it (hang report). A worker that reaches it afterwards skips it
-  // (a callback whose caller has gone must not run); see VirtualMachine::AbandonAndReport.
-  std::atomic<bool> abandoned_{false};
+  // Who got there first: the worker about to run it (kQueued -> kStarted, after its cross-stream
+  // predecessors finished) or a waiter that gave up on it with a hang report (kQueued ->
+  // kAbandoned; the worker then skips it and poisons its writes). One compare-and-swap on each
+  // side, so the waiter knows for certain whether the instruction will run.
+  enum RunState : uint8_t { kQueued, kStarted, kAbandoned };
+  std::atomic<uint8_t> run_state_{kQueued};
   // Dead blobs whose last user is this instruction: freed by the worker right after it ran. The
   // worker closes the list (kReleasesClosed) before publishing done, so a late push fails and the
   // releaser frees the blob itself.

@@ -20,10 +20,12 @@ InstrRef InstructionsBuilder::OpCall(std::string op_name, kernels::KernelFn kern
 
 InstrRef InstructionsBuilder::AccessBlobByCallback(std::string op_name, BlobArg arg,
                                                    AccessBlobByCallbackPolicy::Callback cb,
-                                                   AccessModifier modifier, Stream* stream) {
+                                                   AccessModifier modifier, Stream* stream,
+                                                   bool caller_memory) {
   if (stream == nullptr) stream = arg.blob->producer_stream();
-  return Add(stream, std::make_unique<AccessBlobByCallbackPolicy>(
-                         std::move(op_name), std::move(arg), std::move(cb), modifier));
+  return Add(stream,
+             std::make_unique<AccessBlobByCallbackPolicy>(std::move(op_name), std::move(arg),
+                                                          std::move(cb), modifier, caller_memory));
 }
 
 InstrRef InstructionsBuilder::ReleaseTensor(BlobPtr blob) {

@@ -18,9 +18,10 @@ class InstructionsBuilder {
   InstrRef OpCall(std::string op_name, kernels::KernelFn kernel, std::vector<BlobArg> inputs,
                   std::vector<BlobArg> outputs, std::vector<int64_t> attrs = {},
                   Stream* stream = nullptr);
+  // caller_memory: see AccessBlobByCallbackPolicy.
   InstrRef AccessBlobByCallback(std::string op_name, BlobArg arg,
                                 AccessBlobByCallbackPolicy::Callback cb, AccessModifier modifier,
-                                Stream* stream = nullptr);
+                                Stream* stream = nullptr, bool caller_memory = false);
   // On the blob's producer stream, after every earlier reader and writer.
   InstrRef ReleaseTensor(BlobPtr blob);
   InstrRef Barrier(Stream* stream);
@@ -35,14 +36,15 @@ class InstructionsBuilder {
 };
 
 // Builds a batch with fn and submits it. In OFL_VM_SYNC=1 mode it also waits for the batch and
-// throws the first error raised by it, so every error surfaces at the call that caused it.
+// throws the first error raised by it, so every error surfaces at the call that caused it (except
+// on a VM worker, inside a callback or kernel, which cannot wait for work queued behind itself).
 template <class F>
 void PhysicalRun(F&& fn) {
   InstructionsBuilder builder;
   fn(&builder);
   VirtualMachine& vm = VirtualMachine::Get();
   vm.Submit(builder.instructions());
-  if (vm.sync_mode()) {
+  if (vm.sync_mode() && VirtualMachine::RunningInstruction() == nullptr) {
     for (const InstrRef& i : builder.instructions()) vm.Wait(i.get());
     for (const InstrRef& i : builder.instructions()) vm.ThrowIfFailed(i.get());
   }

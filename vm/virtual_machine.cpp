@@ -2,47 +2,28 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <thread>
-#include <unordered_map>
 
 #include "oneflow_lite/error.h"
 #include "vm/chrome_trace.h"
 #include "vm/instructions_builder.h"
 #include "vm/log.h"
 #include "vm/spin.h"
+#include "vm/vm_config.h"
 
 namespace ofl::vm {
 
 namespace {
-int64_t EnvInt(const char* name, int64_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  const long long x = std::strtoll(v, &end, 10);
-  return (end != nullptr && *end == '\0') ? static_cast<int64_t>(x) : fallback;
-}
-
-double EnvDouble(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  const double x = std::strtod(v, &end);
-  return (end != nullptr && *end == '\0' && std::isfinite(x)) ? x : fallback;
-}
-
 // The traced instruction this worker is running (0 when none), so that the pool events its
 // Prepare and frees cause can name it.
 thread_local uint64_t current_traced_instruction = 0;
-
-std::string Describe(const Instruction* instr) {
-  return "#" + std::to_string(instr->id()) + " " + instr->policy()->policy_name() + " " +
-         instr->policy()->op_name() + " on " + instr->stream()->name();
-}
+// The instruction this thread runs as a stream worker (see RunningInstruction).
+thread_local Instruction* running_instruction = nullptr;
 }  // namespace
+
+Instruction* VirtualMachine::RunningInstruction() { return running_instruction; }
 
 VirtualMachine& VirtualMachine::Get() {
   static VirtualMachine* vm = [] {
@@ -54,26 +35,30 @@ VirtualMachine& VirtualMachine::Get() {
 }
 
 VirtualMachine::VirtualMachine() {
-  sync_mode_ = EnvInt("OFL_VM_SYNC", 0) != 0;
-  spin_ns_ = std::max<int64_t>(0, EnvInt("OFL_VM_SPIN_US", 50)) * 1000;
-  const int64_t high = EnvInt("OFL_VM_HIGH_WATER_MARK", 16384);
-  SetWaterMarks(high, EnvInt("OFL_VM_LOW_WATER_MARK", high / 2));
-  SetWaitTimeout(EnvDouble("OFL_VM_TIMEOUT_SECONDS", 300));
-  if (const char* path = std::getenv("OFL_TRACE"); path != nullptr && *path != '\0') {
-    trace_path_ = path;
-  }
-  if (EnvInt("OFL_TRACE_VM", 0) != 0 || !trace_path_.empty()) {
+  std::vector<std::string> warnings;
+  const VmConfig config =
+      ReadVmConfig([](const char* name) { return std::getenv(name); }, &warnings);
+  for (const std::string& w : warnings) Logger().warn("{}", w);
+  sync_mode_ = config.sync_mode;
+  spin_ns_ = config.spin_us * 1000;
+  SetWaterMarks(config.high_water, config.low_water);
+  SetWaitTimeout(config.wait_timeout_s);
+  trace_path_ = config.trace_path;
+  if (config.trace_vm || !trace_path_.empty()) {
     // No pool exists yet; each one gets its observer when it is created.
     trace_origin_ns_ = NowNs();
     observing_pools_ = true;
     tracing_ = true;
   }
-  fold_releases_ = EnvInt("OFL_VM_FOLD_RELEASE", 1) != 0;
+  fold_releases_ = config.fold_releases;
+  exit_stall_ns_ = config.exit_stall_ms * 1000000;
   Logger();  // reads OFL_LOG_LEVEL once, before any worker logs
 }
 
 void VirtualMachine::SetWaterMarks(int64_t high, int64_t low) {
-  const int64_t max_high = static_cast<int64_t>(Stream::kRingCapacity / 2);
+  static_assert(kMaxHighWater <= static_cast<int64_t>(Stream::kRingCapacity / 2),
+                "a stream's ring must never fill");
+  const int64_t max_high = kMaxHighWater;
   if (high <= 0 || low <= 0 || low >= high || high > max_high) {
     throw InvalidArgument("set_water_marks: need 0 < low < high <= " + std::to_string(max_high) +
                           ", got high=" + std::to_string(high) + " low=" + std::to_string(low));
@@ -173,9 +158,10 @@ void VirtualMachine::ConsumeDependences(Instruction* instr) {
   }
 }
 
-void VirtualMachine::Release(BlobPtr blob) {
+void VirtualMachine::Release(BlobPtr blob) noexcept {
   if (shut_down_.load(std::memory_order_relaxed)) return;  // the blob frees its block when it dies
-  if (fold_releases_ && !sync_mode_) {
+  const uint64_t blob_id = blob->id();
+  try {
     std::unique_lock<std::mutex> lock(submit_mu_);
     Dependence& dep = blob->dependence();
     Instruction* last = nullptr;
@@ -187,7 +173,12 @@ void VirtualMachine::Release(BlobPtr blob) {
     };
     consider(dep.last_writer);
     for (const InstrRef& r : dep.readers) consider(r);
-    if (one_stream) {
+    // OFL_VM_FOLD_RELEASE=0 issues a ReleaseTensor for every blob, to see each one in traces.
+    const bool fold = fold_releases_ && !sync_mode_;
+    // Every user finished (always so in OFL_VM_SYNC=1 mode unless another thread's work is
+    // blocked): nothing to order the free after.
+    const bool all_done = last == nullptr && (fold_releases_ || sync_mode_);
+    if (all_done || (fold && one_stream)) {
       bool attached = false;
       if (last != nullptr) {
         // On one stream, everything else using the blob runs before `last`.
@@ -208,29 +199,22 @@ void VirtualMachine::Release(BlobPtr blob) {
       if (!attached) blob->Free();  // every user has finished
       return;
     }
+    lock.unlock();
+    // Neither back-pressure nor the OFL_VM_SYNC=1 wait: a destructor must not block or throw.
+    InstructionsBuilder builder;
+    builder.ReleaseTensor(std::move(blob));
+    Submit(builder.instructions(), /*back_pressure=*/false);
+  } catch (const std::exception& e) {
+    auto err = std::make_shared<VmError>();
+    err->op_name = "release_tensor";
+    err->message = "release_tensor: returning the block of blob #" + std::to_string(blob_id) +
+                   " to its pool failed: " + e.what();
+    RecordError(err);
+    Logger().error("{}", err->message);
   }
-  PhysicalRun([&](InstructionsBuilder* b) { b->ReleaseTensor(std::move(blob)); });
 }
 
-void VirtualMachine::WaitForCapacity() {
-  const int64_t high = high_water_.load(std::memory_order_relaxed);
-  if (submitted_.load(std::memory_order_relaxed) - completed_seen_.load(std::memory_order_relaxed) <
-      high) {
-    return;
-  }
-  completed_seen_.store(completed_.load(std::memory_order_relaxed), std::memory_order_relaxed);
-  if (PendingCount() < high) return;
-  waiters_.fetch_add(1, std::memory_order_seq_cst);
-  {
-    std::unique_lock<std::mutex> lock(done_mu_);
-    done_cv_.wait(lock, [&] {
-      return PendingCount() <= low_water_.load(std::memory_order_relaxed) || shut_down_.load();
-    });
-  }
-  waiters_.fetch_sub(1, std::memory_order_relaxed);
-}
-
-void VirtualMachine::Submit(FastVector<InstrRef>& batch) {
+void VirtualMachine::Submit(FastVector<InstrRef>& batch, bool back_pressure) {
   if (shut_down_.load(std::memory_order_relaxed)) {
     for (InstrRef& ref : batch) {
       auto err = std::make_shared<VmError>();
@@ -244,7 +228,7 @@ void VirtualMachine::Submit(FastVector<InstrRef>& batch) {
     }
     return;
   }
-  WaitForCapacity();
+  if (back_pressure) WaitForCapacity();
   const bool tracing = tracing_.load(std::memory_order_relaxed);
   const int issue_thread = tracing ? TraceThreadIndex() : 0;
   const bool log_debug = LogDebugEnabled();
@@ -281,6 +265,7 @@ void VirtualMachine::Submit(FastVector<InstrRef>& batch) {
 
 void VirtualMachine::Run(Instruction* instr) {
   for (const InstrRef& pred : instr->wait_for) WaitDone(pred.get());
+  running_instruction = instr;
   InstructionPolicy* policy = instr->policy();
   if (instr->trace) {
     int64_t ready = instr->issue_ns;
@@ -295,9 +280,10 @@ void VirtualMachine::Run(Instruction* instr) {
                    policy->policy_name(), policy->op_name());
   }
   VmErrorPtr poison;
-  // Pairs with AbandonAndReport: it stores abandoned_ and then finds this instruction behind an
-  // unfinished one, whose done_ store comes before this load (seq_cst on both sides).
-  if (instr->abandoned_.load(std::memory_order_seq_cst)) {
+  // Races with AbandonAndReport's compare-and-swap: exactly one of the two wins.
+  uint8_t queued = Instruction::kQueued;
+  if (!instr->run_state_.compare_exchange_strong(queued, Instruction::kStarted,
+                                                 std::memory_order_seq_cst)) {
     auto err = std::make_shared<VmError>();
     err->op_name = policy->op_name();
     err->instruction_id = instr->id();
@@ -373,6 +359,7 @@ void VirtualMachine::Run(Instruction* instr) {
     Logger().debug("[#{} {}] done {} {}", instr->id(), instr->stream()->name(),
                    policy->policy_name(), policy->op_name());
   }
+  running_instruction = nullptr;
   Complete(instr);
 }
 
@@ -384,140 +371,6 @@ void VirtualMachine::Complete(Instruction* instr) {
     std::lock_guard<std::mutex> lock(done_mu_);
     done_cv_.notify_all();
   }
-}
-
-void VirtualMachine::WaitDone(Instruction* instr) {
-  if (SpinUntil([&] { return instr->done(); }, spin_ns_)) return;
-  waiters_.fetch_add(1, std::memory_order_seq_cst);
-  {
-    std::unique_lock<std::mutex> lock(done_mu_);
-    done_cv_.wait(lock, [&] { return instr->done_.load(std::memory_order_seq_cst); });
-  }
-  waiters_.fetch_sub(1, std::memory_order_relaxed);
-}
-
-void VirtualMachine::WaitDoneOrReport(Instruction* instr) {
-  // The healthy path is WaitDone's: spin, then sleep until a completion wakes us.
-  if (SpinUntil([&] { return instr->done(); }, spin_ns_)) return;
-  const int64_t timeout_ns = wait_timeout_ns_.load(std::memory_order_relaxed);
-  if (timeout_ns <= 0) {
-    WaitDone(instr);
-    return;
-  }
-  waiters_.fetch_add(1, std::memory_order_seq_cst);
-  struct Leave {
-    std::atomic<int32_t>& waiters;
-    ~Leave() { waiters.fetch_sub(1, std::memory_order_relaxed); }
-  } leave{waiters_};
-  // Progress is sampled once per window: a window in which nothing completed anywhere is a hang.
-  uint64_t completed = CompletedCount();
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
-  for (;;) {
-    {
-      std::unique_lock<std::mutex> lock(done_mu_);
-      if (done_cv_.wait_until(lock, deadline,
-                              [&] { return instr->done_.load(std::memory_order_seq_cst); })) {
-        return;
-      }
-    }
-    const uint64_t now_completed = CompletedCount();
-    if (now_completed != completed) {
-      completed = now_completed;
-      deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
-      continue;
-    }
-    const std::string report = AbandonAndReport(instr, timeout_ns);
-    if (instr->done()) return;  // it finished while the report was written
-    Logger().error("{}", report);
-    throw Error(report);
-  }
-}
-
-uint64_t VirtualMachine::CompletedCount() {
-  return static_cast<uint64_t>(completed_.load(std::memory_order_seq_cst));
-}
-
-std::string VirtualMachine::AbandonAndReport(Instruction* waited, int64_t stalled_ns) {
-  constexpr size_t kMaxListed = 32;
-  std::lock_guard<std::mutex> lock(submit_mu_);
-  // Abandon first, then look for proof that no worker has reached it: an unfinished instruction in
-  // front of it on its stream, or an unfinished cross-stream predecessor it still waits for. The
-  // worker's load of abandoned_ comes after those finish, so with the proof it is bound to skip.
-  waited->abandoned_.store(true, std::memory_order_seq_cst);
-  std::vector<Instruction*> pending;
-  for (const InstrRef& ref : in_flight_) {
-    if (!ref->done_.load(std::memory_order_seq_cst)) pending.push_back(ref.get());
-  }
-  std::unordered_map<const Stream*, Instruction*> head;  // first pending per stream
-  for (Instruction* p : pending) head.emplace(p->stream(), p);
-  auto unfinished_preds = [](const Instruction* p) {
-    std::string s;
-    for (const InstrRef& w : p->wait_for) {
-      if (w->done_.load(std::memory_order_seq_cst)) continue;
-      s += (s.empty() ? "" : ", ") + std::string("#") + std::to_string(w->id()) + " (" +
-           w->policy()->op_name() + " on " + w->stream()->name() + ")";
-    }
-    return s;
-  };
-  const Instruction* in_front = head.count(waited->stream()) ? head[waited->stream()] : nullptr;
-  const bool not_started =
-      (in_front != nullptr && in_front != waited && in_front->id() < waited->id()) ||
-      !unfinished_preds(waited).empty();
-
-  char seconds[32];
-  std::snprintf(seconds, sizeof(seconds), "%.3g", static_cast<double>(stalled_ns) / 1e9);
-  std::string msg = "VM hang: waited for " + waited->policy()->op_name() + " (instruction #" +
-                    std::to_string(waited->id()) + ", " + waited->policy()->policy_name() + " on " +
-                    waited->stream()->name() + ") but no instruction completed anywhere " +
-                    "in the VM for " + seconds + " s (OFL_VM_TIMEOUT_SECONDS). ";
-  msg += not_started ? "The wait gave up; #" + std::to_string(waited->id()) +
-                           " has not started and will not run (its outputs are poisoned)."
-                     : "The wait gave up; #" + std::to_string(waited->id()) +
-                           " may be running and may still finish later.";
-  msg +=
-      "\n" + std::to_string(pending.size()) + " instruction(s) pending (id, policy, op, stream):";
-  size_t listed = 0;
-  for (Instruction* p : pending) {
-    const bool is_head = head[p->stream()] == p;
-    if (!is_head && p != waited && listed >= kMaxListed) continue;
-    ++listed;
-    msg += "\n  " + Describe(p) + (p == waited ? " [waited for]" : "") + ": ";
-    const std::string preds = unfinished_preds(p);
-    if (is_head) {
-      msg += preds.empty() ? "at the head of its stream, running (or about to run)"
-                           : "at the head of its stream, waiting for " + preds;
-    } else {
-      const Instruction* h = head[p->stream()];
-      msg += "queued behind #" + std::to_string(h->id()) + " (" + h->policy()->op_name() +
-             ") on its stream";
-      if (!preds.empty()) msg += "; also waits for " + preds;
-    }
-  }
-  if (listed < pending.size()) {
-    msg += "\n  ... and " + std::to_string(pending.size() - listed) + " more";
-  }
-  return msg;
-}
-
-void VirtualMachine::SetWaitTimeout(double seconds) {
-  const double ns = seconds * 1e9;
-  wait_timeout_ns_.store(!(ns > 0)   ? 0
-                         : ns > 9e18 ? INT64_MAX
-                                     : static_cast<int64_t>(ns),
-                         std::memory_order_relaxed);
-}
-
-double VirtualMachine::wait_timeout() const {
-  return static_cast<double>(wait_timeout_ns_.load(std::memory_order_relaxed)) / 1e9;
-}
-
-void VirtualMachine::Wait(Instruction* instr) { WaitDoneOrReport(instr); }
-
-void VirtualMachine::ThrowIfFailed(Instruction* instr) {
-  const VmErrorPtr& err = instr->error();
-  if (!err) return;
-  err->reported.store(true);
-  err->Throw();
 }
 
 void VirtualMachine::RecordError(const VmErrorPtr& err) {
@@ -573,35 +426,6 @@ void VirtualMachine::Reap(bool all, Graveyard* graveyard) {
   }
 }
 
-void VirtualMachine::Sync() {
-  WaitForAllIssued();
-  {
-    Graveyard graveyard;
-    std::lock_guard<std::mutex> lock(submit_mu_);
-    Reap(true, &graveyard);
-  }
-  std::vector<VmErrorPtr> errors;
-  {
-    std::lock_guard<std::mutex> lock(errors_mu_);
-    errors.swap(unreported_);
-  }
-  VmErrorPtr first;
-  int64_t more = 0;
-  for (const VmErrorPtr& e : errors) {
-    if (e->reported.exchange(true)) continue;
-    if (!first) {
-      first = e;
-    } else {
-      ++more;
-    }
-  }
-  if (first) {
-    first->Throw(more == 0 ? std::string()
-                           : " [and " + std::to_string(more) +
-                                 " more error(s) raised inside the VM since the last sync]");
-  }
-}
-
 void VirtualMachine::SetTracing(bool on) {
   if (on && !tracing_.load()) trace_origin_ns_.store(NowNs());
   ObservePools(on);
@@ -652,21 +476,10 @@ void VirtualMachine::StartTraceSession() {
   SetTracing(true);
 }
 
-void VirtualMachine::WaitForAllIssued() {
-  // After shutdown, Submit marks the barriers done at once (nothing more will run).
-  FastVector<InstrRef> barriers;
-  for (Stream* s : streams()) {
-    barriers.emplace_back(new Instruction(0, s, std::make_unique<BarrierPolicy>()));
-  }
-  FastVector<InstrRef> batch = barriers;
-  Submit(batch);
-  for (const InstrRef& b : barriers) WaitDoneOrReport(b.get());
-}
-
 TraceSession VirtualMachine::StopTraceSession() {
   tracing_.store(false);
   try {
-    WaitForAllIssued();
+    WaitForAllIssued("ofl::trace::stop");
   } catch (const Error& e) {
     Logger().warn("trace: stopping without the instructions that did not finish: {}", e.what());
   }
@@ -709,7 +522,7 @@ std::vector<TraceRecord> VirtualMachine::TakeTrace() {
 void VirtualMachine::Shutdown() {
   // Let queued work finish while it makes progress; give up on work that is stuck (a callback
   // waiting for something that will never come) so that exit never hangs.
-  const int64_t stall_ns = std::max<int64_t>(1, EnvInt("OFL_VM_EXIT_STALL_MS", 2000)) * 1000000;
+  const int64_t stall_ns = exit_stall_ns_;
   int64_t last = PendingCount();
   int64_t last_change = NowNs();
   while (PendingCount() > 0) {

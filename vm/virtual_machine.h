@@ -52,23 +52,37 @@ class VirtualMachine {
   CachingAllocator* GetAllocator(const Device& device);
   std::vector<Stream*> streams();
 
-  // Orders and dispatches a batch built by an InstructionsBuilder. Blocks while more than the
-  // high-water mark of instructions are in flight, until they drop to the low-water mark.
-  void Submit(FastVector<InstrRef>& batch);
+  // Orders and dispatches a batch built by an InstructionsBuilder. With back_pressure, blocks
+  // while more than the high-water mark of instructions are in flight, until they drop to the
+  // low-water mark, and throws ofl::Error with a hang report (nothing submitted) when no
+  // instruction completed anywhere for the wait timeout meanwhile. A VM worker (a callback or
+  // kernel issuing work) never blocks here: what it would wait for may be queued behind itself.
+  void Submit(FastVector<InstrRef>& batch, bool back_pressure = true);
   // A tensor's storage died: return its blob's block to the pool after every instruction using it.
   // When those are all done, the block is freed at once; when they all sit on one stream, the free
   // is folded into the last of them (no instruction of its own, as MegEngine folds a delete into
-  // the op before it); otherwise a ReleaseTensor instruction is issued.
-  void Release(BlobPtr blob);
+  // the op before it); otherwise a ReleaseTensor instruction is issued. Called from destructors:
+  // never throws and never waits (not even in OFL_VM_SYNC=1 mode, nor for back-pressure); an
+  // error is kept for the next wait like any error raised inside the VM.
+  void Release(BlobPtr blob) noexcept;
 
   // Blocks until the instruction is done. Does not re-throw the instruction's error; throws
   // ofl::Error with a hang report (every pending instruction and what it waits for) when no
   // instruction completed anywhere in the VM for the wait timeout. The instruction is then
-  // abandoned: if no worker has started it yet, it never runs (its writes are poisoned).
-  void Wait(Instruction* instr);
+  // abandoned: if no worker has started it yet, it never runs (its writes are poisoned). One that
+  // started and touches the caller's memory (TouchesCallerMemory) is waited for to the end instead,
+  // so the caller never gets control back while a copy into or out of its memory runs.
+  // On a VM worker (inside a callback or kernel) it throws ofl::Error naming `caller` and the
+  // worker's stream when `instr` waits, directly or through other instructions and streams, for
+  // the running instruction or for anything queued behind it on its stream: that wait would never
+  // end. Other waits from a worker are allowed.
+  void Wait(Instruction* instr, const char* caller = nullptr);
   // Waits for every instruction issued before the call, then re-throws the first error raised
-  // inside the VM that no wait has reported yet. Throws a hang report like Wait.
+  // inside the VM that no wait has reported yet. Throws a hang report like Wait. Throws ofl::Error
+  // on a VM worker (the barriers it waits for queue behind the running instruction).
   void Sync();
+  // The instruction this thread is running as a VM worker (nullptr on any other thread).
+  static Instruction* RunningInstruction();
   // The hang timeout of Wait and Sync, from OFL_VM_TIMEOUT_SECONDS (default 300) and changeable for
   // tests. <= 0 waits forever.
   void SetWaitTimeout(double seconds);
@@ -83,7 +97,7 @@ class VirtualMachine {
   bool sync_mode() const { return sync_mode_; }
   int64_t spin_ns() const { return spin_ns_; }
 
-  // Back-pressure marks (in-flight instructions). high > low > 0.
+  // Back-pressure marks (in-flight instructions): 0 < low < high <= kMaxHighWater (vm_config.h).
   void SetWaterMarks(int64_t high, int64_t low);
   int64_t in_flight() const { return PendingCount(); }
   int64_t peak_in_flight() const { return peak_pending_.load(std::memory_order_relaxed); }
@@ -117,10 +131,22 @@ class VirtualMachine {
   void WaitDoneOrReport(Instruction* instr);
   // Instructions completed since the VM started.
   uint64_t CompletedCount();
-  // Marks `waited` abandoned and describes every pending instruction; takes the submit lock.
-  std::string AbandonAndReport(Instruction* waited, int64_t stalled_ns);
+  // Abandons `waited` unless a worker started it first (then `started` is set) and describes every
+  // pending instruction; takes the submit lock.
+  std::string AbandonAndReport(Instruction* waited, int64_t stalled_ns, bool* started);
+  // Every pending instruction and what it waits for (`waited` marked); the caller holds submit_mu_.
+  std::string DescribePending(const Instruction* waited);
+  // Throws when the calling thread is a VM worker that must not wait for `waited` (see Wait).
+  void CheckCanWait(const Instruction* waited, const char* caller);
+  // Whether `waited` transitively waits for `running` or for work queued behind it on its stream.
+  bool WaitsForQueuedWork(const Instruction* waited, const Instruction* running);
+  // Blocks on done_cv_ until ready() holds; returns false once a whole wait timeout passed with no
+  // instruction completing anywhere (true at once when the timeout is off and ready() holds).
+  template <class Ready>
+  bool WaitWithProgress(Ready&& ready);
   // Submits a barrier per stream and waits for them (hang timeout; errors are not re-thrown).
-  void WaitForAllIssued();
+  // `caller` names the call in the error thrown on a VM worker.
+  void WaitForAllIssued(const char* caller);
   void ObservePools(bool on);
   void OnPoolEvent(const std::string& device, const PoolEvent& event);
   // The exit hook: drain, then write the OFL_TRACE file.
@@ -183,6 +209,7 @@ class VirtualMachine {
   bool sync_mode_ = false;
   bool fold_releases_ = true;
   int64_t spin_ns_ = 50000;
+  int64_t exit_stall_ns_ = 2000000000;
   std::atomic<bool> shut_down_{false};
 };
 

@@ -2,6 +2,7 @@
 // the pools: empty, from_host, tensor, copy_to_host, sync, memory_stats, empty_cache,
 // set_memory_limit.
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -57,11 +58,11 @@ Tensor from_host(const void* data, const Shape& shape, DType dtype, const Device
         [staging, src, bytes](const kernels::TensorArg& dst) {
           if (bytes > 0) std::memcpy(dst.data, src, bytes);
         },
-        vm::AccessModifier::kMut);
+        vm::AccessModifier::kMut, /*stream=*/nullptr, /*caller_memory=*/!staged);
   });
   if (!staged) {
     auto& vm = vm::VirtualMachine::Get();
-    vm.Wait(access.get());
+    vm.Wait(access.get(), "from_host");
     vm.ThrowIfFailed(access.get());
   }
   return out;
@@ -86,23 +87,21 @@ Tensor TensorFromBools(const std::vector<bool>& data, const Shape& shape, const 
 }
 }  // namespace detail
 
-void Tensor::copy_to_host(void* dst, size_t nbytes) const {
-  const TensorImpl& impl = ImplOf("copy_to_host", *this);
-  const size_t expect = static_cast<size_t>(impl.shape().numel()) * element_size(impl.dtype());
-  if (nbytes != expect) {
-    throw InvalidArgument("copy_to_host: nbytes " + std::to_string(nbytes) +
-                          " does not match the tensor's " + std::to_string(expect) +
-                          " bytes (shape " + impl.shape().str() + ", dtype " +
-                          to_string(impl.dtype()) + ")");
-  }
-  if (dst == nullptr && nbytes > 0) throw InvalidArgument("copy_to_host: dst is null");
+namespace {
+// Reads impl's view into the host memory that dst_of(nbytes) returns, on the view's producer
+// stream, then waits and re-throws the producer's error. `caller_memory`: dst_of returns memory
+// the caller owns (see vm::InstructionPolicy::TouchesCallerMemory).
+void ReadView(const TensorImpl& impl, const char* op, std::function<void*(size_t)> dst_of,
+              bool caller_memory) {
+  const size_t nbytes = static_cast<size_t>(impl.shape().numel()) * element_size(impl.dtype());
   const bool contiguous = ops::IsContiguous(impl.shape(), impl.stride());
   kernels::KernelFn copy = copy_kernel.Get(DeviceType::kCPU);
   vm::InstrRef access;
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
     access = b->AccessBlobByCallback(
-        "copy_to_host", impl.arg(),
-        [dst, nbytes, contiguous, copy](const kernels::TensorArg& src) {
+        op, impl.arg(),
+        [dst_of = std::move(dst_of), nbytes, contiguous, copy](const kernels::TensorArg& src) {
+          void* dst = dst_of(nbytes);
           if (nbytes == 0) return;
           if (contiguous) {
             std::memcpy(dst, src.data, nbytes);
@@ -116,11 +115,31 @@ void Tensor::copy_to_host(void* dst, size_t nbytes) const {
           ctx.outputs.push_back(out);
           copy(ctx);
         },
-        vm::AccessModifier::kConst);
+        vm::AccessModifier::kConst, /*stream=*/nullptr, caller_memory);
   });
   auto& vm = vm::VirtualMachine::Get();
-  vm.Wait(access.get());
+  vm.Wait(access.get(), op);
   vm.ThrowIfFailed(access.get());
+}
+}  // namespace
+
+void detail::ReadToHost(const Tensor& t, const char* op,
+                        std::function<void*(size_t nbytes)> allocate) {
+  ReadView(ImplOf(op, t), op, std::move(allocate), /*caller_memory=*/false);
+}
+
+void Tensor::copy_to_host(void* dst, size_t nbytes) const {
+  const TensorImpl& impl = ImplOf("copy_to_host", *this);
+  const size_t expect = static_cast<size_t>(impl.shape().numel()) * element_size(impl.dtype());
+  if (nbytes != expect) {
+    throw InvalidArgument("copy_to_host: nbytes " + std::to_string(nbytes) +
+                          " does not match the tensor's " + std::to_string(expect) +
+                          " bytes (shape " + impl.shape().str() + ", dtype " +
+                          to_string(impl.dtype()) + ")");
+  }
+  if (dst == nullptr && nbytes > 0) throw InvalidArgument("copy_to_host: dst is null");
+  ReadView(
+      impl, "copy_to_host", [dst](size_t) { return dst; }, /*caller_memory=*/true);
 }
 
 void sync() { vm::VirtualMachine::Get().Sync(); }

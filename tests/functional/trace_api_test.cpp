@@ -82,7 +82,7 @@ TEST_F(TraceApiTest, StartStopWritesATraceOfExactlyTheWorkInBetween) {
   EXPECT_EQ(t.doc["otherData"]["version"], std::string(version()));
   std::set<std::string> ops;
   for (const auto& [id, e] : t.instrs) ops.insert(e["args"]["op"].get<std::string>());
-  for (const char* op : {"from_host", "repeat", "copy_to_host"}) EXPECT_TRUE(ops.count(op)) << op;
+  for (const char* op : {"from_host", "repeat", "to_vector"}) EXPECT_TRUE(ops.count(op)) << op;
   const std::set<uint64_t> written = WrittenBlobs(t);
   EXPECT_TRUE(written.count(x.impl()->blob()->id()));
   EXPECT_TRUE(written.count(y.impl()->blob()->id()));
@@ -159,7 +159,7 @@ TEST(TraceEnvTest, OflTraceWritesTheFileAtExit) {
   ParsedTrace t;
   ASSERT_NO_FATAL_FAILURE(ParseAndCheckTrace(text, &t));
   EXPECT_EQ(t.IdsOf("from_host").size(), 1u);
-  EXPECT_EQ(t.IdsOf("copy_to_host").size(), 1u);
+  EXPECT_EQ(t.IdsOf("to_vector").size(), 1u);
   EXPECT_EQ(t.IdsOf("repeat").size(), 6u) << "five in the loop and the one left pending at exit";
   EXPECT_FALSE(t.counters.empty());
   EXPECT_FALSE(t.pool_events.empty());

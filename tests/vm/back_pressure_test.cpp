@@ -136,6 +136,58 @@ TEST(BackPressureTest, WaterMarksCanBeChangedWhileAnotherThreadSubmits) {
   EXPECT_EQ(ran.load(), submitted);
 }
 
+TEST(BackPressureTest, SubmitterBlockedBehindAStuckInstructionGetsAHangReport) {
+  VirtualMachine& vm = VirtualMachine::Get();
+  vm.Sync();
+  const double saved_timeout = vm.wait_timeout();
+  ScopeGuard restore([&vm, saved_timeout] {
+    vm.SetWaterMarks(kDefaultHigh, kDefaultLow);
+    vm.SetWaitTimeout(saved_timeout);
+  });
+  vm.SetWaterMarks(4, 2);
+  vm.SetWaitTimeout(0.3);
+  Latch gate;
+  std::atomic<bool> head_started{false};
+  InstrRef stuck;
+  SubmitWithoutWaiting([&](InstructionsBuilder* b) {
+    stuck = b->Function(
+        "stuck_head", {}, {},
+        [&] {
+          head_started.store(true);
+          gate.WaitFor(testing::kGenerousTimeout);
+        },
+        CpuStream(StreamRole::kAux));
+  });
+  ASSERT_TRUE(WaitUntil([&] { return head_started.load(); }));
+  std::atomic<int> ran{0};
+  int accepted = 0;
+  std::string report;
+  for (int i = 0; i < 8 && report.empty(); ++i) {
+    try {
+      SubmitWithoutWaiting([&](InstructionsBuilder* b) {
+        b->Function(
+            "behind_stuck", {}, {}, [&ran] { ran.fetch_add(1); }, CpuStream(StreamRole::kAux));
+      });
+      ++accepted;
+    } catch (const Error& e) {
+      report = e.what();
+    }
+  }
+  gate.Open();
+  EXPECT_NO_THROW(vm.Sync());
+  EXPECT_NE(report.find("VM hang"), std::string::npos) << report;
+  EXPECT_NE(report.find("back-pressure"), std::string::npos) << report;
+  EXPECT_NE(report.find("high-water mark 4"), std::string::npos) << report;
+  EXPECT_NE(report.find("#" + std::to_string(stuck->id()) + " Function stuck_head on " +
+                        CpuStream(StreamRole::kAux)->name() + ": at the head of its stream"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("OFL_VM_TIMEOUT_SECONDS"), std::string::npos) << report;
+  EXPECT_LE(accepted, 4) << "submissions went on past the high-water mark";
+  EXPECT_EQ(ran.load(), accepted)
+      << "the refused submission ran anyway, or an accepted one was lost";
+}
+
 TEST(BackPressureTest, InvalidWaterMarksAreRejectedWithTheValues) {
   VirtualMachine& vm = VirtualMachine::Get();
   ScopeGuard restore([&vm] { vm.SetWaterMarks(kDefaultHigh, kDefaultLow); });

@@ -61,6 +61,29 @@ TEST(BadInputCatalogueTest, MemoryLimitOfOneByte) {
   ExpectRuntimeWorks();
 }
 
+TEST(BadInputCatalogueTest, ReadOfAHugeTensorWhoseAllocationFailedThrowsItsOutOfMemory) {
+  // 2^38 float32 = 1 TiB: more host memory than the machine has. The read must re-throw the
+  // producer's OutOfMemory before it allocates anything for the result (not std::bad_alloc).
+  if (SyncMode()) GTEST_SKIP() << "OFL_VM_SYNC=1 reports the error at the call, leaving no tensor";
+  ofl::sync();
+  ScopeGuard restore([] { ofl::set_memory_limit(Device("cpu"), 0); });
+  ofl::set_memory_limit(Device("cpu"), int64_t{64} << 20);
+  const int64_t n = int64_t{1} << 38;
+  const Tensor t = ofl::empty(Shape({n}));
+  ExpectThrowWith<OutOfMemory>([&] { t.to_vector<float>(); },
+                               {"empty", "out of memory on cpu:0", std::to_string(n * 4)});
+  ExpectThrowWith<OutOfMemory>(
+      [&] {
+        t.expand({1, n}).to_vector<float>();
+      },
+      {"empty", "out of memory on cpu:0"});
+  const Tensor b = ofl::empty(Shape({n}), DType::kBool);
+  ExpectThrowWith<OutOfMemory>([&] { b.to_vector<bool>(); }, {"empty", "out of memory"});
+  EXPECT_NO_THROW(ofl::sync());
+  ofl::set_memory_limit(Device("cpu"), 0);
+  ExpectRuntimeWorks();
+}
+
 TEST(BadInputCatalogueTest, MemoryLimitOfInt64MaxIsNoLimitInPractice) {
   ofl::sync();
   ScopeGuard restore([] { ofl::set_memory_limit(Device("cpu"), 0); });

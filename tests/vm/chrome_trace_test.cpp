@@ -279,7 +279,7 @@ TEST_F(TraceSessionTest, RecordedWorkBecomesAConsistentChromeTrace) {
 
   std::set<std::string> ops;
   for (const auto& [id, e] : t.instrs) ops.insert(e["args"]["op"].get<std::string>());
-  for (const char* op : {"from_host", "repeat", "copy_to_host", "write_shared"}) {
+  for (const char* op : {"from_host", "repeat", "to_vector", "write_shared"}) {
     EXPECT_TRUE(ops.count(op)) << op;
   }
 

@@ -99,7 +99,7 @@ TEST_F(HangReportTest, ToVectorBehindABlockedWriterThrowsAReportNamingIt) {
   }
   EXPECT_TRUE(Contains(report, "no instruction completed")) << report;
   // The waited-for instruction, and the blocked one with its id, policy, op and stream.
-  EXPECT_TRUE(Contains(report, "copy_to_host")) << report;
+  EXPECT_TRUE(Contains(report, "to_vector")) << report;
   EXPECT_TRUE(Contains(report, Id(blocked) + " AccessBlobByCallback blocked_fill on " + stream))
       << report;
   EXPECT_TRUE(Contains(report, "at the head of its stream, running")) << report;

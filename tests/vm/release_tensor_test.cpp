@@ -131,6 +131,46 @@ TEST(ReleaseTensorTest, BlockOutlivesTheLastHandleUntilAReaderOnTheProducerStrea
   CheckBlockedReadersKeepTheBlock({StreamRole::kCompute});
 }
 
+TEST(ReleaseTensorTest, DyingTensorNeitherBlocksNorThrowsBehindABlockedReader) {
+  // Matters most in OFL_VM_SYNC=1 mode (CTest's vm.vm_sync), where every other call waits for its
+  // work: a destructor that waited for the release behind a blocked reader would throw the hang
+  // report out of a noexcept destructor (std::terminate) after the tiny timeout.
+  VirtualMachine& vm = VirtualMachine::Get();
+  sync();
+  const int64_t before = Allocated();
+  const double saved = vm.wait_timeout();
+  testing::ScopeGuard restore([&vm, saved] { vm.SetWaitTimeout(saved); });
+  Tensor t = tensor<float>(Ramp(3.f), Shape({kNumel}));
+  sync();
+  vm.SetWaitTimeout(0.05);
+  Latch gate;
+  std::atomic<bool> started{false};
+  SubmitWithoutWaiting([&](InstructionsBuilder* b) {
+    b->Function(
+        "blocked_reader", {t.impl()->blob()}, {},
+        [&] {
+          started.store(true);
+          gate.WaitFor(testing::kGenerousTimeout);
+        },
+        CpuStream(StreamRole::kDevice2Host));
+  });
+  ASSERT_TRUE(WaitUntil([&] { return started.load(); }));
+  // The last handle dies while its reader is blocked; the gate stays closed until it returned.
+  std::atomic<bool> dropped{false};
+  std::thread dropper([&] {
+    t = Tensor();
+    dropped.store(true);
+  });
+  EXPECT_TRUE(WaitUntil([&] { return dropped.load(); }))
+      << "the destructor waited for the release behind the blocked reader";
+  EXPECT_GE(Allocated(), before + kBytes) << "freed under a blocked reader";
+  gate.Open();
+  dropper.join();
+  vm.SetWaitTimeout(saved);
+  EXPECT_NO_THROW(sync()) << "a release must leave nothing to report";
+  EXPECT_EQ(Allocated(), before);
+}
+
 TEST(ReleaseTensorTest, TensorCapturedByAnInstructionIsReleasedWhenTheInstructionRetires) {
   // The VM destroys a retired instruction's callback, and with it the tensor's last handle, whose
   // death queues a release: this must not happen under the VM's own lock.

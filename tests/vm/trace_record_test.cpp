@@ -135,12 +135,12 @@ TEST_F(TraceRecordTest, EveryInstructionIsRecordedOnceWithOrderedTimesAndEarlier
   EXPECT_EQ(rawc->allocs[0].bytes, 128u);
   EXPECT_TRUE(oa->allocs.empty()) << "the blob already had memory";
 
-  // The functor ops: from_host, repeat, copy_to_host, and the sync's barriers.
+  // The functor ops: from_host, repeat, to_vector, and the sync's barriers.
   std::map<std::string, int> ops;
   for (const TraceRecord& r : trace) ++ops[r.op];
   EXPECT_GE(ops["from_host"], 1);
   EXPECT_GE(ops["repeat"], 1);
-  EXPECT_GE(ops["copy_to_host"], 1);
+  EXPECT_GE(ops["to_vector"], 1);
   // One barrier per stream for the sync.
   EXPECT_EQ(ops["barrier"], static_cast<int>(vm.streams().size()));
   for (const TraceRecord& r : trace) {

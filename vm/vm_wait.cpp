@@ -1,0 +1,305 @@
+// The waiting side of the VirtualMachine: Wait and Sync, back-pressure on submitters, hang reports
+// (what every pending instruction waits for), and the check that stops a VM worker from waiting for
+// work queued behind itself.
+//
+// Invariants (the rest of the VM's are in virtual_machine.h and stream.h):
+// - A waiter sleeps on done_cv_ only after incrementing waiters_; Complete() notifies under
+//   done_mu_ whenever waiters_ > 0 (seq_cst on both sides), so no wake-up is lost.
+// - "No progress" means completed_ did not change for a whole wait timeout; only then is a hang
+//   reported. Slow work that keeps completing is never a hang.
+// - Abandoning races with the worker through one compare-and-swap on Instruction::run_state_:
+//   kQueued -> kAbandoned (waiter) or kQueued -> kStarted (worker). The loser knows for certain.
+// - A started instruction that touches the caller's memory is waited for to the end: its callback
+//   is a bounded copy, and returning earlier would let the caller free memory it still uses.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "oneflow_lite/error.h"
+#include "vm/instructions_builder.h"
+#include "vm/log.h"
+#include "vm/spin.h"
+#include "vm/virtual_machine.h"
+
+namespace ofl::vm {
+
+namespace {
+std::string Describe(const Instruction* instr) {
+  return "#" + std::to_string(instr->id()) + " " + instr->policy()->policy_name() + " " +
+         instr->policy()->op_name() + " on " + instr->stream()->name();
+}
+
+std::string Seconds(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3g", static_cast<double>(ns) / 1e9);
+  return buf;
+}
+}  // namespace
+
+template <class Ready>
+bool VirtualMachine::WaitWithProgress(Ready&& ready) {
+  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  struct Leave {
+    std::atomic<int32_t>& waiters;
+    ~Leave() { waiters.fetch_sub(1, std::memory_order_relaxed); }
+  } leave{waiters_};
+  const int64_t timeout_ns = wait_timeout_ns_.load(std::memory_order_relaxed);
+  if (timeout_ns <= 0) {
+    std::unique_lock<std::mutex> lock(done_mu_);
+    done_cv_.wait(lock, ready);
+    return true;
+  }
+  // Progress is sampled once per window: a window in which nothing completed anywhere is a hang.
+  uint64_t completed = CompletedCount();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(done_mu_);
+      if (done_cv_.wait_until(lock, deadline, ready)) return true;
+    }
+    const uint64_t now_completed = CompletedCount();
+    if (now_completed == completed) return false;
+    completed = now_completed;
+    deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+  }
+}
+
+void VirtualMachine::WaitForCapacity() {
+  const int64_t high = high_water_.load(std::memory_order_relaxed);
+  if (submitted_.load(std::memory_order_relaxed) - completed_seen_.load(std::memory_order_relaxed) <
+      high) {
+    return;
+  }
+  completed_seen_.store(completed_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  if (PendingCount() < high) return;
+  // A callback or kernel issuing work: the backlog may be queued behind the instruction it runs.
+  if (RunningInstruction()) return;
+  const bool drained = WaitWithProgress([&] {
+    return PendingCount() <= low_water_.load(std::memory_order_relaxed) || shut_down_.load();
+  });
+  if (drained) return;
+  std::string msg;
+  {
+    std::lock_guard<std::mutex> lock(submit_mu_);
+    msg = "VM hang: a submission waited for back-pressure to ease (" +
+          std::to_string(PendingCount()) + " instruction(s) in flight, high-water mark " +
+          std::to_string(high_water_.load()) + ", resumes at " + std::to_string(low_water_.load()) +
+          ") but no instruction completed anywhere in the VM " + "for " +
+          Seconds(wait_timeout_ns_.load()) +
+          " s (OFL_VM_TIMEOUT_SECONDS). The call that submitted was not run.\n" +
+          DescribePending(nullptr);
+  }
+  Logger().error("{}", msg);
+  throw Error(msg);
+}
+
+void VirtualMachine::WaitDone(Instruction* instr) {
+  if (SpinUntil([&] { return instr->done(); }, spin_ns_)) return;
+  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  {
+    std::unique_lock<std::mutex> lock(done_mu_);
+    done_cv_.wait(lock, [&] { return instr->done_.load(std::memory_order_seq_cst); });
+  }
+  waiters_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void VirtualMachine::WaitDoneOrReport(Instruction* instr) {
+  // The healthy path is WaitDone's: spin, then sleep until a completion wakes us.
+  if (SpinUntil([&] { return instr->done(); }, spin_ns_)) return;
+  if (WaitWithProgress([&] { return instr->done_.load(std::memory_order_seq_cst); })) return;
+  bool started = false;
+  const std::string report =
+      AbandonAndReport(instr, wait_timeout_ns_.load(std::memory_order_relaxed), &started);
+  if (instr->done()) return;  // it finished while the report was written
+  if (started && instr->policy()->TouchesCallerMemory()) {
+    // Its callback copies into or out of the caller's memory right now: the caller may free that
+    // memory as soon as we return or throw. The copy is bounded, so wait for its end and return
+    // normally: nothing is lost, the wait only took longer than the timeout.
+    Logger().warn("[#{} {}] {} is slow, not hung (it copies the caller's memory); waiting for it",
+                  instr->id(), instr->stream()->name(), instr->policy()->op_name());
+    WaitDone(instr);
+    return;
+  }
+  Logger().error("{}", report);
+  throw Error(report);
+}
+
+uint64_t VirtualMachine::CompletedCount() {
+  return static_cast<uint64_t>(completed_.load(std::memory_order_seq_cst));
+}
+
+std::string VirtualMachine::DescribePending(const Instruction* waited) {
+  constexpr size_t kMaxListed = 32;
+  std::vector<Instruction*> pending;
+  for (const InstrRef& ref : in_flight_) {
+    if (!ref->done_.load(std::memory_order_seq_cst)) pending.push_back(ref.get());
+  }
+  std::unordered_map<const Stream*, Instruction*> head;  // first pending per stream
+  for (Instruction* p : pending) head.emplace(p->stream(), p);
+  auto unfinished_preds = [](const Instruction* p) {
+    std::string s;
+    for (const InstrRef& w : p->wait_for) {
+      if (w->done_.load(std::memory_order_seq_cst)) continue;
+      s += (s.empty() ? "" : ", ") + std::string("#") + std::to_string(w->id()) + " (" +
+           w->policy()->op_name() + " on " + w->stream()->name() + ")";
+    }
+    return s;
+  };
+  std::string msg =
+      std::to_string(pending.size()) + " instruction(s) pending (id, policy, op, stream):";
+  size_t listed = 0;
+  for (Instruction* p : pending) {
+    const bool is_head = head[p->stream()] == p;
+    if (!is_head && p != waited && listed >= kMaxListed) continue;
+    ++listed;
+    msg += "\n  " + Describe(p) + (p == waited ? " [waited for]" : "") + ": ";
+    const std::string preds = unfinished_preds(p);
+    if (is_head) {
+      msg += preds.empty() ? "at the head of its stream, running (or about to run)"
+                           : "at the head of its stream, waiting for " + preds;
+    } else {
+      const Instruction* h = head[p->stream()];
+      msg += "queued behind #" + std::to_string(h->id()) + " (" + h->policy()->op_name() +
+             ") on its stream";
+      if (!preds.empty()) msg += "; also waits for " + preds;
+    }
+  }
+  if (listed < pending.size()) {
+    msg += "\n  ... and " + std::to_string(pending.size() - listed) + " more";
+  }
+  return msg;
+}
+
+std::string VirtualMachine::AbandonAndReport(Instruction* waited, int64_t stalled_ns,
+                                             bool* started) {
+  std::lock_guard<std::mutex> lock(submit_mu_);
+  uint8_t queued = Instruction::kQueued;
+  const bool abandoned = waited->run_state_.compare_exchange_strong(queued, Instruction::kAbandoned,
+                                                                    std::memory_order_seq_cst);
+  *started = !abandoned;
+  std::string msg = "VM hang: waited for " + waited->policy()->op_name() + " (instruction #" +
+                    std::to_string(waited->id()) + ", " + waited->policy()->policy_name() + " on " +
+                    waited->stream()->name() + ") but no instruction completed anywhere " +
+                    "in the VM for " + Seconds(stalled_ns) + " s (OFL_VM_TIMEOUT_SECONDS). ";
+  msg += abandoned ? "The wait gave up; #" + std::to_string(waited->id()) +
+                         " has not started and will not run (its outputs are poisoned)."
+                   : "The wait gave up; #" + std::to_string(waited->id()) +
+                         " is running and may still finish later.";
+  return msg + "\n" + DescribePending(waited);
+}
+
+bool VirtualMachine::WaitsForQueuedWork(const Instruction* waited, const Instruction* running) {
+  // Everything `waited` may wait for: its unfinished cross-stream predecessors and whatever is
+  // ahead of it on its own stream, transitively. Reaching the running instruction or anything
+  // queued behind it on its stream means the wait would never end.
+  std::lock_guard<std::mutex> lock(submit_mu_);
+  std::unordered_map<const Stream*, std::vector<const Instruction*>> by_stream;
+  for (const InstrRef& ref : in_flight_) {
+    if (!ref->done_.load(std::memory_order_seq_cst)) by_stream[ref->stream()].push_back(ref.get());
+  }
+  std::vector<const Instruction*> todo = {waited};
+  std::unordered_map<const Instruction*, bool> seen;
+  // Per stream, the highest id whose predecessors on that stream were already queued.
+  std::unordered_map<const Stream*, uint64_t> stream_done_up_to;
+  while (!todo.empty()) {
+    const Instruction* p = todo.back();
+    todo.pop_back();
+    if (p->done_.load(std::memory_order_seq_cst) || !seen.emplace(p, true).second) continue;
+    if (p->stream() == running->stream() && p->id() >= running->id()) return true;
+    for (const InstrRef& w : p->wait_for) todo.push_back(w.get());
+    uint64_t& up_to = stream_done_up_to[p->stream()];
+    if (p->id() > up_to) {
+      for (const Instruction* q : by_stream[p->stream()]) {
+        if (q->id() >= up_to && q->id() < p->id()) todo.push_back(q);
+      }
+      up_to = p->id();
+    }
+  }
+  return false;
+}
+
+void VirtualMachine::CheckCanWait(const Instruction* waited, const char* caller) {
+  const Instruction* running = RunningInstruction();
+  if (running == nullptr || waited->done() || !WaitsForQueuedWork(waited, running)) return;
+  const std::string what = caller != nullptr ? caller : waited->policy()->op_name();
+  throw Error(
+      what + ": cannot wait from inside a callback running on " + running->stream()->name() + " (" +
+      Describe(running) + "): the awaited " + Describe(waited) +
+      (waited->stream() == running->stream() ? " is queued behind it"
+                                             : " waits for work queued behind it (or for it)") +
+      "; read results back outside the callback, or from another thread");
+}
+
+void VirtualMachine::SetWaitTimeout(double seconds) {
+  const double ns = seconds * 1e9;
+  wait_timeout_ns_.store(!(ns > 0)   ? 0
+                         : ns > 9e18 ? INT64_MAX
+                                     : static_cast<int64_t>(ns),
+                         std::memory_order_relaxed);
+}
+
+double VirtualMachine::wait_timeout() const {
+  return static_cast<double>(wait_timeout_ns_.load(std::memory_order_relaxed)) / 1e9;
+}
+
+void VirtualMachine::Wait(Instruction* instr, const char* caller) {
+  CheckCanWait(instr, caller);
+  WaitDoneOrReport(instr);
+}
+
+void VirtualMachine::ThrowIfFailed(Instruction* instr) {
+  const VmErrorPtr& err = instr->error();
+  if (!err) return;
+  err->reported.store(true);
+  err->Throw();
+}
+
+void VirtualMachine::WaitForAllIssued(const char* caller) {
+  if (const Instruction* running = RunningInstruction()) {
+    throw Error(std::string(caller) + ": cannot wait from inside a callback running on " +
+                running->stream()->name() + " (" + Describe(running) +
+                "): it would wait for itself and for everything queued behind it");
+  }
+  // After shutdown, Submit marks the barriers done at once (nothing more will run).
+  FastVector<InstrRef> barriers;
+  for (Stream* s : streams()) {
+    barriers.emplace_back(new Instruction(0, s, std::make_unique<BarrierPolicy>()));
+  }
+  FastVector<InstrRef> batch = barriers;
+  Submit(batch);
+  for (const InstrRef& b : barriers) WaitDoneOrReport(b.get());
+}
+
+void VirtualMachine::Sync() {
+  WaitForAllIssued("sync");
+  {
+    Graveyard graveyard;
+    std::lock_guard<std::mutex> lock(submit_mu_);
+    Reap(true, &graveyard);
+  }
+  std::vector<VmErrorPtr> errors;
+  {
+    std::lock_guard<std::mutex> lock(errors_mu_);
+    errors.swap(unreported_);
+  }
+  VmErrorPtr first;
+  int64_t more = 0;
+  for (const VmErrorPtr& e : errors) {
+    if (e->reported.exchange(true)) continue;
+    if (!first) {
+      first = e;
+    } else {
+      ++more;
+    }
+  }
+  if (first) {
+    first->Throw(more == 0 ? std::string()
+                           : " [and " + std::to_string(more) +
+                                 " more error(s) raised inside the VM since the last sync]");
+  }
+}
+
+}  // namespace ofl::vm
