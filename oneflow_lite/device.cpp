@@ -34,8 +34,32 @@ Device::Device(std::string_view spec) {
   if (type_ == DeviceType::kCPU && index_ != 0) throw bad("only cpu:0 exists");
 }
 
+Device::Device(DeviceType type, int index) : type_(type), index_(index) {
+  if (type != DeviceType::kCPU && type != DeviceType::kCUDA) {
+    throw InvalidArgument(
+        "Device: device type value " + std::to_string(static_cast<int>(type)) +
+        " is not a DeviceType (valid: " + std::to_string(static_cast<int>(DeviceType::kCPU)) +
+        ".." + std::to_string(static_cast<int>(DeviceType::kCUDA)) + ")");
+  }
+  if (index < 0) {
+    throw InvalidArgument("Device: " + str() + " has a negative index " + std::to_string(index) +
+                          " (device indices are >= 0)");
+  }
+  if (type == DeviceType::kCPU && index != 0) {
+    throw InvalidArgument("Device: " + str() + " does not exist: only cpu:0 exists");
+  }
+}
+
 std::string Device::str() const { return to_string(type_) + ":" + std::to_string(index_); }
 
-std::string to_string(DeviceType type) { return type == DeviceType::kCPU ? "cpu" : "cuda"; }
+std::string to_string(DeviceType type) {
+  switch (type) {
+    case DeviceType::kCPU:
+      return "cpu";
+    case DeviceType::kCUDA:
+      return "cuda";
+  }
+  return "unknown device type " + std::to_string(static_cast<int>(type));
+}
 
 }  // namespace ofl

@@ -15,7 +15,9 @@ class Device {
                                   // both read well
   Device(const char* spec)
       : Device(std::string_view(spec)) {}  // NOLINT(google-explicit-constructor)
-  Device(DeviceType type, int index) : type_(type), index_(index) {}
+  // Throws InvalidArgument, as the string form does, for a type outside DeviceType, a negative
+  // index or a CPU index other than 0: the VM indexes its stream table by both.
+  Device(DeviceType type, int index);
 
   DeviceType type() const { return type_; }
   int index() const { return index_; }
@@ -33,6 +35,7 @@ class Device {
   int index_ = 0;
 };
 
+// "cpu" or "cuda"; a value outside the enum reads "unknown device type N".
 std::string to_string(DeviceType type);
 
 }  // namespace ofl

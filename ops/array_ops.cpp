@@ -94,7 +94,9 @@ ViewGeometry InferExpand(const Shape& in, const Strides& in_stride,
   for (int64_t i = n - 1; i >= 0; --i) {
     const int64_t dim = k - (n - i);
     int64_t size = dim >= 0 ? in[dim] : 1;
-    int64_t st = dim >= 0 ? in_stride[dim] : (i == n - 1 ? 1 : SatMul(out[i + 1], stride[i + 1]));
+    // A new leading dim takes stride[i+1] * size[i+1]; with a 0-dim input every dim is new and,
+    // as in PyTorch, every stride is 0 (size-1 dims included).
+    int64_t st = dim >= 0 ? in_stride[dim] : (k == 0 ? 0 : SatMul(out[i + 1], stride[i + 1]));
     int64_t target = sizes[i];
     if (target < -1) {
       Fail("expand: size " + std::to_string(target) + " at dim " + std::to_string(i) +

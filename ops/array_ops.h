@@ -29,7 +29,7 @@ int64_t CheckShape(const char* op, const char* arg, const Shape& shape, size_t e
 // expand: PyTorch's rules (len(sizes) >= dim; -1 keeps a dim; new leading dims cannot be -1;
 // a non-1 dim must keep its size; 0 allowed where the input dim is 1 and in new leading dims).
 // Broadcast dims and new dims of size != 1 get stride 0; kept dims keep the input stride; a new
-// leading dim of size 1 gets stride[i+1] * size[i+1] (1 when it is the last dim).
+// leading dim of size 1 gets stride[i+1] * size[i+1]. A 0-dim input gets stride 0 on every dim.
 ViewGeometry InferExpand(const Shape& in, const Strides& in_stride,
                          const std::vector<int64_t>& sizes, size_t element_size);
 

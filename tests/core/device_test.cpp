@@ -1,8 +1,11 @@
 // Device: parsing "cpu" / "cpu:N" / "cuda" / "cuda:N", printing, equality, and the InvalidArgument
-// (naming the rejected string) for everything else.
+// (naming the rejected string) for everything else; Device(DeviceType, int) checks the same.
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "oneflow_lite/device.h"
 #include "oneflow_lite/error.h"
@@ -96,6 +99,68 @@ TEST(DeviceTest, RejectsBadIndex) {
 TEST(DeviceTest, RejectsCpuIndexOtherThanZero) {
   ExpectRejected("cpu:1");
   ExpectRejected("cpu:-1");
+}
+
+// Fails unless make() throws InvalidArgument with every piece in its message.
+void ExpectConstructorRejects(const std::function<Device()>& make,
+                              const std::vector<std::string>& pieces) {
+  SCOPED_TRACE(::testing::PrintToString(pieces));
+  try {
+    const Device d = make();
+    ADD_FAILURE() << "accepted as type " << static_cast<int>(d.type()) << ", index " << d.index();
+  } catch (const InvalidArgument& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("Device"), std::string::npos) << msg;
+    for (const std::string& p : pieces) {
+      EXPECT_NE(msg.find(p), std::string::npos) << "message lacks \"" << p << "\": " << msg;
+    }
+  }
+}
+
+TEST(DeviceTest, ConstructorRejectsADeviceTypeOutsideTheEnum) {
+  ExpectConstructorRejects([] { return Device(static_cast<DeviceType>(7), 0); },
+                           {"device type value 7 ", "DeviceType", "0..1"});
+  ExpectConstructorRejects([] { return Device(static_cast<DeviceType>(2), 0); },
+                           {"device type value 2 ", "0..1"});
+  ExpectConstructorRejects([] { return Device(static_cast<DeviceType>(-1), 0); },
+                           {"device type value -1 ", "0..1"});
+  // The message must not call it cuda (it used to print "cuda:0").
+  try {
+    Device(static_cast<DeviceType>(7), 0);
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()).find("cuda"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DeviceTest, ConstructorRejectsANegativeIndex) {
+  ExpectConstructorRejects([] { return Device(DeviceType::kCPU, -1); }, {"cpu:-1", "negative"});
+  ExpectConstructorRejects([] { return Device(DeviceType::kCPU, -100000); },
+                           {"cpu:-100000", "negative"});
+  ExpectConstructorRejects([] { return Device(DeviceType::kCUDA, -1); }, {"cuda:-1", "negative"});
+  ExpectConstructorRejects([] { return Device(DeviceType::kCUDA, INT_MIN); },
+                           {"cuda:" + std::to_string(INT_MIN), "negative"});
+}
+
+TEST(DeviceTest, ConstructorRejectsCpuIndexOtherThanZero) {
+  ExpectConstructorRejects([] { return Device(DeviceType::kCPU, 3); },
+                           {"cpu:3 does not exist", "only cpu:0 exists"});
+  ExpectConstructorRejects([] { return Device(DeviceType::kCPU, 1); }, {"cpu:1", "only cpu:0"});
+  ExpectConstructorRejects([] { return Device(DeviceType::kCPU, INT_MAX); },
+                           {"cpu:" + std::to_string(INT_MAX), "only cpu:0"});
+}
+
+TEST(DeviceTest, ConstructorAcceptsCpuZeroAndAnyCudaIndex) {
+  EXPECT_EQ(Device(DeviceType::kCPU, 0).str(), "cpu:0");
+  EXPECT_EQ(Device(DeviceType::kCUDA, 0).str(), "cuda:0");
+  EXPECT_EQ(Device(DeviceType::kCUDA, 7).index(), 7);
+  EXPECT_EQ(Device(DeviceType::kCUDA, INT_MAX).index(), INT_MAX);
+}
+
+TEST(DeviceTest, ToStringOfAValueOutsideTheEnumIsNotCuda) {
+  const std::string s = to_string(static_cast<DeviceType>(7));
+  EXPECT_NE(s, "cuda");
+  EXPECT_NE(s, "cpu");
+  EXPECT_NE(s.find('7'), std::string::npos) << s;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tests/functional/functional_test_util.h"
+#include "vm/virtual_machine.h"
 
 namespace ofl::testing {
 namespace {
@@ -171,6 +172,45 @@ TEST(ApiErrorsTest, BadDeviceStringAtTheCall) {
   ExpectThrowWith<InvalidArgument>([] { ofl::empty(Shape({2}), DType::kFloat32, "gpu"); },
                                    {"Device", "'gpu'"});
   ExpectRuntimeWorks();
+}
+
+// Device(DeviceType, int) is checked like the string form: a bad value never reaches the VM, so it
+// cannot index past the stream table or start a pool and a worker thread for a device that does
+// not exist.
+TEST(ApiErrorsTest, BadDeviceValuesAtTheCallCreateNoStream) {
+  ExpectRuntimeWorks();  // cpu:0's streams exist before counting
+  const size_t streams_before = ofl::vm::VirtualMachine::Get().streams().size();
+  std::vector<float> data = {1, 2};
+  ExpectThrowWith<InvalidArgument>(
+      [] { ofl::empty(Shape({2}), DType::kFloat32, Device(DeviceType::kCPU, -100000)); },
+      {"Device", "cpu:-100000"});
+  ExpectThrowWith<InvalidArgument>(
+      [] { ofl::empty(Shape({2}), DType::kFloat32, Device(DeviceType::kCPU, -1)); },
+      {"Device", "cpu:-1"});
+  ExpectThrowWith<InvalidArgument>(
+      [] { ofl::empty(Shape({2}), DType::kFloat32, Device(static_cast<DeviceType>(7), 0)); },
+      {"Device", "7", "DeviceType"});
+  ExpectThrowWith<InvalidArgument>(
+      [] { ofl::empty(Shape({2}), DType::kFloat32, Device(DeviceType::kCPU, 3)); },
+      {"Device", "cpu:3", "only cpu:0 exists"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] { ofl::tensor<float>(data, Shape({2}), Device(DeviceType::kCPU, 1)); },
+      {"Device", "cpu:1"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        ofl::from_host(data.data(), Shape({2}), DType::kFloat32, Device(DeviceType::kCPU, 2));
+      },
+      {"Device", "cpu:2"});
+  ExpectThrowWith<InvalidArgument>([] { ofl::memory_stats(Device(DeviceType::kCPU, 5)); },
+                                   {"Device", "cpu:5"});
+  ExpectThrowWith<InvalidArgument>([] { ofl::empty_cache(Device(DeviceType::kCUDA, -2)); },
+                                   {"Device", "cuda:-2"});
+  EXPECT_EQ(ofl::vm::VirtualMachine::Get().streams().size(), streams_before);
+  // An op on cpu:0 still runs and reads back.
+  const Tensor x = ofl::tensor<float>(data, Shape({2}), Device(DeviceType::kCPU, 0));
+  EXPECT_EQ(ofl::repeat(x, {3}).to_vector<float>(), (std::vector<float>{1, 2, 1, 2, 1, 2}));
+  ExpectRuntimeWorks();
+  EXPECT_EQ(ofl::vm::VirtualMachine::Get().streams().size(), streams_before);
 }
 
 }  // namespace

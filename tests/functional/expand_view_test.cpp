@@ -1,6 +1,6 @@
-// expand is a view: it shares the input's storage, broadcast and new dims get stride 0, and it
-// allocates nothing (the CPU pool's request count does not move). Its values read back correctly
-// from contiguous and non-contiguous inputs.
+// expand is a view: it shares the input's storage, broadcast and new dims get stride 0 (every dim
+// of an expanded 0-dim tensor, as in PyTorch), and it allocates nothing (the CPU pool's request
+// count does not move). Its values read back correctly from contiguous and non-contiguous inputs.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -75,14 +75,40 @@ TEST_F(ExpandViewTest, ViewsOfNonContiguousInputs) {
                                    {3, 2, 4, 3})));
 }
 
-TEST_F(ExpandViewTest, ZeroDimToSizeOneHasStrideOne) {
+// PyTorch: every dim of an expanded 0-dim tensor has stride 0, size-1 dims included
+// (torch.tensor(1.).expand(2, 1).stride() == (0, 0)).
+TEST_F(ExpandViewTest, ZeroDimInputGetsStrideZeroOnEveryDim) {
   const Tensor x = ofl::tensor<int32_t>({7}, Shape());
-  const Tensor y = x.expand({1});
-  EXPECT_EQ(y.stride(), (Dims{1}));
-  EXPECT_EQ(y.to_vector<int32_t>(), (std::vector<int32_t>{7}));
-  const Tensor z = x.expand({2, 1});
-  EXPECT_EQ(z.stride(), (Dims{0, 1}));
-  EXPECT_EQ(z.to_vector<int32_t>(), (std::vector<int32_t>{7, 7}));
+  const std::vector<Dims> cases = {{1}, {2, 1}, {1, 3, 1}, {3, 3, 1}, {1, 1}, {3}};
+  for (const Dims& sizes : cases) {
+    SCOPED_TRACE("expand () to " + Str(sizes));
+    const Tensor y = x.expand(sizes);
+    EXPECT_EQ(y.shape(), Shape(sizes));
+    EXPECT_EQ(y.stride(), Dims(sizes.size(), 0));
+    EXPECT_TRUE(SameStorage(y, x));
+    EXPECT_EQ(y.storage_offset(), x.storage_offset());
+  }
+}
+
+TEST(ExpandValuesTest, ZeroDimInputReadsBack) {
+  const Tensor x = ofl::tensor<float>({2.5f}, Shape());
+  const std::vector<Dims> cases = {{1}, {2, 1}, {1, 3, 1}, {3, 3, 1}, {0, 1}};
+  for (const Dims& sizes : cases) {
+    SCOPED_TRACE("expand () to " + Str(sizes));
+    const std::vector<float> want(static_cast<size_t>(Numel(sizes)), 2.5f);
+    const Tensor y = x.expand(sizes);
+    EXPECT_EQ(y.to_vector<float>(), want);
+    const Tensor c = y.contiguous();
+    EXPECT_TRUE(c.is_contiguous());
+    EXPECT_EQ(c.shape(), Shape(sizes));
+    EXPECT_EQ(c.to_vector<float>(), want);
+    // Expanded again (a new leading dim of 2), through the free function.
+    Dims again = sizes;
+    again.insert(again.begin(), 2);
+    const std::vector<float> twice(want.size() * 2, 2.5f);
+    EXPECT_EQ(ofl::expand(y, again).contiguous().to_vector<float>(), twice);
+  }
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{2.5f}));
 }
 
 TEST(ExpandValuesTest, LargeExpandThenContiguous) {

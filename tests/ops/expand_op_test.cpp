@@ -17,12 +17,13 @@ struct Expected {
   std::vector<int64_t> stride;
 };
 
-// PyTorch's rule: kept dims keep the input stride; broadcast dims (input size 1) and new leading
-// dims of size != 1 get stride 0; a new leading dim of size 1 gets stride[i+1] * size[i+1], or 1
-// when it is the last dim (a 0-dim input).
+// PyTorch's rule (inferExpandGeometry): a 0-dim input gets stride 0 on every dim. Otherwise kept
+// dims keep the input stride; broadcast dims (input size 1) and new leading dims of size != 1 get
+// stride 0; a new leading dim of size 1 gets stride[i+1] * size[i+1].
 Expected ExpandRule(const std::vector<int64_t>& in, const std::vector<int64_t>& in_stride,
                     const std::vector<int64_t>& sizes) {
   const size_t n = sizes.size();
+  if (in.empty()) return {sizes, std::vector<int64_t>(n, 0)};
   const size_t lead = n - in.size();
   Expected e{std::vector<int64_t>(n), std::vector<int64_t>(n)};
   for (size_t j = 0; j < in.size(); ++j) {
@@ -35,8 +36,6 @@ Expected ExpandRule(const std::vector<int64_t>& in, const std::vector<int64_t>& 
     e.shape[i] = sizes[i];
     if (sizes[i] != 1) {
       e.stride[i] = 0;
-    } else if (i + 1 == n) {
-      e.stride[i] = 1;
     } else {
       e.stride[i] = e.stride[i + 1] * e.shape[i + 1];
     }
@@ -90,12 +89,17 @@ TEST(InferExpandTest, ZeroAllowedWhereInputIsOneAndInNewDims) {
   CheckExpand({0, 1}, {1, 1}, {-1, 0}, {0, 0}, {1, 0});
 }
 
-TEST(InferExpandTest, ZeroDimInput) {
-  CheckExpand({}, {}, {1}, {1}, {1});  // a new size-1 dim in the last position gets stride 1
+// torch.tensor(1.).expand(2, 1).stride() == (0, 0): size-1 dims too, unlike a new size-1 dim in
+// front of a tensor that has dims.
+TEST(InferExpandTest, ZeroDimInputGetsStrideZeroOnEveryDim) {
+  CheckExpand({}, {}, {1}, {1}, {0});
+  CheckExpand({}, {}, {2, 1}, {2, 1}, {0, 0});
+  CheckExpand({}, {}, {1, 3, 1}, {1, 3, 1}, {0, 0, 0});
+  CheckExpand({}, {}, {3, 3, 1}, {3, 3, 1}, {0, 0, 0});
+  CheckExpand({}, {}, {1, 1}, {1, 1}, {0, 0});
   CheckExpand({}, {}, {3}, {3}, {0});
-  CheckExpand({}, {}, {2, 1}, {2, 1}, {0, 1});
-  CheckExpand({}, {}, {1, 1}, {1, 1}, {1, 1});
   CheckExpand({}, {}, {1, 3}, {1, 3}, {0, 0});
+  CheckExpand({}, {}, {0, 1}, {0, 1}, {0, 0});
 }
 
 TEST(InferExpandTest, NonContiguousInputs) {

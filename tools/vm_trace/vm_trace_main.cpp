@@ -3,6 +3,8 @@
 // (Perfetto, chrome://tracing) or as an SVG timeline; `summarize` does the same for any recorded
 // trace. Exit codes: 0 success, 1 the workload failed, 2 a usage or file error.
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -283,9 +285,15 @@ int main(int argc, char** argv) {
   const CLI::Validator at_least_one(
       [](std::string& v) -> std::string {
         char* end = nullptr;
+        errno = 0;
         const long long n = std::strtoll(v.c_str(), &end, 10);
         if (v.empty() || *end != '\0' || n < 1)
           return "must be a positive integer, got '" + v + "'";
+        // strtoll saturates out of range; the clamped value would then run (almost) forever.
+        if (errno == ERANGE) {
+          return "must be a positive integer of at most " + std::to_string(LLONG_MAX) + ", got '" +
+                 v + "' (too large)";
+        }
         return "";
       },
       "N>=1");
