@@ -22,14 +22,11 @@
 namespace ofl::vm {
 namespace {
 
+using testing::Contains;
 using testing::Latch;
 using testing::ScopeGuard;
 using testing::SubmitWithoutWaiting;
 using testing::WaitUntil;
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 class CallerMemoryWaitTest : public ::testing::Test {
  protected:

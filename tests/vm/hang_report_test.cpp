@@ -22,15 +22,12 @@
 namespace ofl::vm {
 namespace {
 
+using testing::Contains;
 using testing::CpuStream;
 using testing::Latch;
 using testing::MakeCpuBlob;
 using testing::SubmitWithoutWaiting;
 using testing::WaitUntil;
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::string Id(const InstrRef& i) { return "#" + std::to_string(i->id()); }
 

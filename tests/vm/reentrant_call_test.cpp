@@ -18,15 +18,12 @@
 namespace ofl::vm {
 namespace {
 
+using testing::Contains;
 using testing::CpuStream;
 using testing::Latch;
 using testing::ScopeGuard;
 using testing::SubmitWithoutWaiting;
 using testing::WaitUntil;
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // Runs fn inside a Function instruction on `role`'s stream and returns what it threw ("" if
 // nothing). A broken VM deadlocks inside fn: the short hang timeout then turns that into a report,

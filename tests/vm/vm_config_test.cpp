@@ -10,10 +10,13 @@
 #include <vector>
 
 #include "oneflow_lite/oneflow_lite.h"
+#include "tests/vm/vm_test_util.h"
 #include "vm/vm_config.h"
 
 namespace ofl::vm {
 namespace {
+
+using testing::Contains;
 
 struct Parsed {
   VmConfig config;
@@ -29,10 +32,6 @@ Parsed Parse(const std::map<std::string, std::string>& env) {
       },
       &p.warnings);
   return p;
-}
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 TEST(VmConfigTest, NothingSetGivesTheDefaultsWithoutWarnings) {

@@ -87,6 +87,10 @@ void SubmitWithoutWaiting(F&& fn) {
   VirtualMachine::Get().Submit(builder.instructions());
 }
 
+inline bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 // Polls `pred` until it holds or the timeout passes; returns its last value.
 template <class Pred>
 bool WaitUntil(Pred&& pred, std::chrono::milliseconds timeout = kGenerousTimeout) {
