@@ -19,10 +19,11 @@ void CopyKernel(const KernelContext& ctx);
 void RepeatKernel(const KernelContext& ctx);
 
 // "reduce_sum_to": inputs[0] has shape D (n dims, any strides); outputs[0] is contiguous with n
-// dims, each equal to D[i] or 1; dims where out is 1 and D is not are summed. float16, bfloat16 and
-// float32 accumulate in float, float64 in double, integers exactly in 64 bits (then converted
-// back). The order of every sum is fixed, so results are deterministic for any thread count. bool
-// throws InvalidArgument.
+// dims, each equal to D[i] or 1; dims where out is 1 and D is not are summed. Every float dtype
+// accumulates in double through a fixed cascade of accumulators (16-bit results rounded once),
+// a summed dim that the input broadcasts (stride 0) is a multiplication, integers are exact in 64
+// bits (then converted back). The order of every sum is fixed, so results are deterministic for
+// any thread count. bool throws InvalidArgument.
 void ReduceSumToKernel(const KernelContext& ctx);
 
 // The copy behind "copy", for kernels that copy a strided view of their own making: element
