@@ -37,6 +37,10 @@ install_missing() {
 }
 
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+# A fresh clone (CI) lives in a new directory: hash paths relative to the checkout and leave the
+# working directory out of the hash, so the -g sanitizer and fuzz builds hit the cache too.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$root}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 
 configure() {
   cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
