@@ -1,24 +1,99 @@
 #include "oneflow_lite/device.h"
 
+#include <array>
+#include <atomic>
 #include <charconv>
+#include <mutex>
 
 #include "oneflow_lite/error.h"
 
 namespace ofl {
 
+namespace {
+// Names by type value. Entries are written once, under the mutex, before the count that publishes
+// them; readers load the count (acquire) and then read without the lock.
+struct TypeNames {
+  std::mutex mu;
+  std::array<std::string, kMaxDeviceTypes> names;
+  std::atomic<int> count{0};
+  TypeNames() {
+    names[0] = "cpu";
+    names[1] = "cuda";
+    names[2] = "sim";
+    count.store(3, std::memory_order_release);
+  }
+};
+
+TypeNames& Names() {
+  static TypeNames* names = new TypeNames();  // never destroyed: used while the process exits
+  return *names;
+}
+
+std::string KnownTypes() {
+  TypeNames& t = Names();
+  const int n = t.count.load(std::memory_order_acquire);
+  std::string out;
+  for (int i = 0; i < n; ++i) out += (i ? ", " : "") + std::string("\"") + t.names[i] + "[:N]\"";
+  return out;
+}
+
+bool IsIdentifier(const std::string& name) {
+  if (name.empty() || name.size() > 32 || !(name[0] >= 'a' && name[0] <= 'z')) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+}  // namespace
+
+bool find_device_type(std::string_view name, DeviceType* type) {
+  TypeNames& t = Names();
+  const int n = t.count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    if (t.names[i] == name) {
+      *type = static_cast<DeviceType>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+namespace detail {
+DeviceType RegisterDeviceTypeName(const std::string& name) {
+  if (!IsIdentifier(name)) {
+    throw InvalidArgument("register_device_backend: device type name '" + name +
+                          "' is not a lower-case identifier ([a-z][a-z0-9_]*, at most 32 chars)");
+  }
+  TypeNames& t = Names();
+  std::lock_guard<std::mutex> lock(t.mu);
+  DeviceType found;
+  if (find_device_type(name, &found)) return found;
+  const int n = t.count.load(std::memory_order_relaxed);
+  if (n >= kMaxDeviceTypes) {
+    throw InvalidArgument("register_device_backend: cannot register device type '" + name +
+                          "': all " + std::to_string(kMaxDeviceTypes) +
+                          " device type slots are taken");
+  }
+  t.names[n] = name;
+  t.count.store(n + 1, std::memory_order_release);
+  return static_cast<DeviceType>(n);
+}
+
+bool IsRegisteredDeviceType(DeviceType type) {
+  const int v = static_cast<int>(type);
+  return v >= 0 && v < Names().count.load(std::memory_order_acquire);
+}
+}  // namespace detail
+
 Device::Device(std::string_view spec) {
   const std::string_view original = spec;
   auto bad = [&](const std::string& why) {
     return InvalidArgument("Device: invalid device string '" + std::string(original) + "': " + why +
-                           " (expected \"cpu\", \"cpu:N\", \"cuda\" or \"cuda:N\")");
+                           " (expected one of " + KnownTypes() + ")");
   };
   const size_t colon = spec.find(':');
   const std::string_view name = spec.substr(0, colon);
-  if (name == "cpu") {
-    type_ = DeviceType::kCPU;
-  } else if (name == "cuda") {
-    type_ = DeviceType::kCUDA;
-  } else {
+  if (!find_device_type(name, &type_)) {
     throw bad("unknown device type '" + std::string(name) + "'");
   }
   index_ = 0;
@@ -35,11 +110,11 @@ Device::Device(std::string_view spec) {
 }
 
 Device::Device(DeviceType type, int index) : type_(type), index_(index) {
-  if (type != DeviceType::kCPU && type != DeviceType::kCUDA) {
-    throw InvalidArgument(
-        "Device: device type value " + std::to_string(static_cast<int>(type)) +
-        " is not a DeviceType (valid: " + std::to_string(static_cast<int>(DeviceType::kCPU)) +
-        ".." + std::to_string(static_cast<int>(DeviceType::kCUDA)) + ")");
+  if (!detail::IsRegisteredDeviceType(type)) {
+    throw InvalidArgument("Device: device type value " + std::to_string(static_cast<int>(type)) +
+                          " is not a registered DeviceType (valid: 0.." +
+                          std::to_string(Names().count.load(std::memory_order_acquire) - 1) + ": " +
+                          KnownTypes() + ")");
   }
   if (index < 0) {
     throw InvalidArgument("Device: " + str() + " has a negative index " + std::to_string(index) +
@@ -53,12 +128,7 @@ Device::Device(DeviceType type, int index) : type_(type), index_(index) {
 std::string Device::str() const { return to_string(type_) + ":" + std::to_string(index_); }
 
 std::string to_string(DeviceType type) {
-  switch (type) {
-    case DeviceType::kCPU:
-      return "cpu";
-    case DeviceType::kCUDA:
-      return "cuda";
-  }
+  if (detail::IsRegisteredDeviceType(type)) return Names().names[static_cast<int>(type)];
   return "unknown device type " + std::to_string(static_cast<int>(type));
 }
 

@@ -1,4 +1,5 @@
-// Device: where a tensor lives ("cpu", "cpu:0", "cuda", "cuda:1").
+// Device: where a tensor lives ("cpu", "cpu:0", "cuda:1", "sim:0", or "mydev:2" for a device type
+// a program registered through oneflow_lite/extension.h).
 #pragma once
 
 #include <string>
@@ -6,16 +7,20 @@
 
 namespace ofl {
 
-enum class DeviceType { kCPU, kCUDA };
+// The built-in device types; a type registered at run time (register_device_backend) gets the
+// next free value, up to kMaxDeviceTypes in all. "sim" is the simulated asynchronous accelerator
+// shipped with the library (its backend is made on first use).
+enum class DeviceType : int { kCPU = 0, kCUDA = 1, kSim = 2 };
+inline constexpr int kMaxDeviceTypes = 16;
 
 class Device {
  public:
-  // Throws InvalidArgument naming the spec when it is not "cpu[:N]" or "cuda[:N]".
+  // Throws InvalidArgument naming the spec when it is not "<type>[:N]" for a known device type.
   Device(std::string_view spec);  // NOLINT(google-explicit-constructor): Device("cuda:1") and "cpu"
                                   // both read well
   Device(const char* spec)
       : Device(std::string_view(spec)) {}  // NOLINT(google-explicit-constructor)
-  // Throws InvalidArgument, as the string form does, for a type outside DeviceType, a negative
+  // Throws InvalidArgument, as the string form does, for a type that is not registered, a negative
   // index or a CPU index other than 0: the VM indexes its stream table by both.
   Device(DeviceType type, int index);
 
@@ -35,7 +40,19 @@ class Device {
   int index_ = 0;
 };
 
-// "cpu" or "cuda"; a value outside the enum reads "unknown device type N".
+// The type's name ("cpu", "cuda", "sim", "mydev"); an unregistered value reads
+// "unknown device type N".
 std::string to_string(DeviceType type);
+
+// The device type registered under `name`; false when there is none.
+bool find_device_type(std::string_view name, DeviceType* type);
+
+namespace detail {
+// The type named `name`, registering the name when it is new. Throws InvalidArgument for a name
+// that is not a lower-case identifier or when kMaxDeviceTypes are registered already.
+DeviceType RegisterDeviceTypeName(const std::string& name);
+// Whether `type` is a registered value.
+bool IsRegisteredDeviceType(DeviceType type);
+}  // namespace detail
 
 }  // namespace ofl

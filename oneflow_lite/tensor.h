@@ -41,6 +41,9 @@ class Tensor {
   void copy_to_host(void* dst, size_t nbytes) const;
 
   Tensor contiguous() const;
+  // A copy on `device` (this tensor itself when it is already there), as torch's Tensor.to(device).
+  // Queued like any op: returns at once.
+  Tensor to(const Device& device) const;
   Tensor expand(const std::vector<int64_t>& sizes) const;
   Tensor repeat(const std::vector<int64_t>& repeats) const;
   Tensor reshape(const std::vector<int64_t>& shape) const;

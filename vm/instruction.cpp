@@ -1,5 +1,6 @@
 #include "vm/instruction.h"
 
+#include "oneflow_lite/error.h"
 #include "vm/stream.h"
 #include "vm/virtual_machine.h"
 
@@ -31,7 +32,19 @@ void InstructionPolicy::Prepare(Instruction* instr) {
   for (const BlobPtr& blob : writes_) {
     if (blob->allocated()) continue;
     bool hit = false;
-    blob->Allocate(instr->stream()->pool(), &hit, op_name().c_str());
+    // The blob's own device's pool: a copy between devices runs on one device's stream and writes
+    // a blob of the other.
+    CachingAllocator* pool = blob->producer_stream()->pool();
+    try {
+      blob->Allocate(pool, &hit, op_name().c_str());
+    } catch (const OutOfMemory&) {
+      Stream* home = blob->producer_stream();
+      if (!home->async()) throw;
+      // Blocks of dead tensors return to the pool only when their last users complete: wait for
+      // the device's launched work, then try once more (the pool empties its cache again).
+      VirtualMachine::Get().DrainDevice(home->device());
+      blob->Allocate(pool, &hit, op_name().c_str());
+    }
     if (instr->trace) instr->allocs.push_back({blob->id(), blob->bytes(), hit});
   }
 }
@@ -46,7 +59,7 @@ OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel,
   byte_offsets_.reserve(inputs.size() + outputs.size());
   reads_.reserve(inputs.size());
   writes_.reserve(outputs.size());
-  auto take = [&](BlobArg& a, FastVector<kernels::TensorArg>* args, FastVector<BlobPtr>* blobs) {
+  auto take = [&](BlobArg& a, std::vector<kernels::TensorArg>* args, FastVector<BlobPtr>* blobs) {
     args->push_back(kernels::TensorArg{nullptr, a.shape, a.stride, a.dtype});
     byte_offsets_.push_back(ByteOffset(a.offset, a.dtype));
     blobs->push_back(std::move(a.blob));
@@ -55,13 +68,15 @@ OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel,
   for (BlobArg& a : outputs) take(a, &ctx_.outputs, &writes_);
 }
 
-void OpCallPolicy::Compute(Instruction*) {
+void OpCallPolicy::Compute(Instruction* instr) {
   // The worker fills a context of its own instead of writing into the policy: the issuing thread
   // frees the policy later, and lines the worker dirtied would have to travel back to its core.
   thread_local kernels::KernelContext ctx;
   ctx.inputs.assign(ctx_.inputs.begin(), ctx_.inputs.end());
   ctx.outputs.assign(ctx_.outputs.begin(), ctx_.outputs.end());
   ctx.attrs.assign(ctx_.attrs.begin(), ctx_.attrs.end());
+  ctx.stream = instr->stream()->native();
+  ctx.device_index = instr->stream()->device().index();
   const size_t n_in = ctx.inputs.size();
   for (size_t i = 0; i < n_in; ++i) {
     char* base = reads_[i]->data();
@@ -97,7 +112,7 @@ const std::string& ReleaseTensorPolicy::op_name() const {
   return name;
 }
 
-void ReleaseTensorPolicy::Compute(Instruction*) { writes_[0]->Free(); }
+void ReleaseTensorPolicy::OnComplete(Instruction*) { writes_[0]->Free(); }
 
 const std::string& BarrierPolicy::op_name() const {
   static const std::string name = "barrier";
@@ -113,6 +128,10 @@ FunctionPolicy::FunctionPolicy(std::string op_name, std::vector<BlobPtr> reads,
 
 Instruction::Instruction(uint64_t id, Stream* stream, std::unique_ptr<InstructionPolicy> policy)
     : id_(id), stream_(stream), policy_(std::move(policy)) {}
+
+Instruction::~Instruction() {
+  if (event_ != nullptr) stream_->RecycleEvent(event_);
+}
 
 std::unique_ptr<InstructionPolicy> Instruction::ReleaseOperands() {
   wait_for.clear();

@@ -49,6 +49,9 @@ class InstructionPolicy : public FastNew {
   // source). A wait that gives up on such an instruction after it started must not return to the
   // caller until it finished, or the caller could free that memory under it.
   virtual bool TouchesCallerMemory() const { return false; }
+  // Called once the instruction is complete (its device work finished; at once after Compute on a
+  // synchronous stream), on the thread that observed the completion.
+  virtual void OnComplete(Instruction* /*instr*/) {}
 
  protected:
   FastVector<BlobPtr> reads_;
@@ -91,14 +94,17 @@ class AccessBlobByCallbackPolicy final : public InstructionPolicy {
   bool caller_memory_;
 };
 
-// Returns a dead tensor's block to its pool; a write, so it runs after every earlier user.
+// Returns a dead tensor's block to its pool; a write, so it runs after every earlier user. The
+// block goes back when the instruction is complete: on an asynchronous device, only then has every
+// earlier use (on this stream, and on the streams it waited for on the device) finished.
 class ReleaseTensorPolicy final : public InstructionPolicy {
  public:
   explicit ReleaseTensorPolicy(BlobPtr blob);
   const char* policy_name() const override { return "ReleaseTensor"; }
   const std::string& op_name() const override;
   void Prepare(Instruction*) override {}
-  void Compute(Instruction* instr) override;
+  void Compute(Instruction*) override {}
+  void OnComplete(Instruction* instr) override;
   bool RunsOnPoisonedInputs() const override { return true; }
 };
 
@@ -137,11 +143,15 @@ class Instruction : public FastNew {
  public:
   // The id is assigned when the VM accepts the instruction (ids follow issue order).
   Instruction(uint64_t id, Stream* stream, std::unique_ptr<InstructionPolicy> policy);
+  ~Instruction();  // returns its completion event to its stream
 
   uint64_t id() const { return id_; }
   Stream* stream() const { return stream_; }
   InstructionPolicy* policy() const { return policy_.get(); }
+  // Complete: its work finished (on an asynchronous device, its completion event completed).
   bool done() const { return done_.load(std::memory_order_acquire); }
+  // Launched: its worker returned from it (set together with done on a synchronous stream).
+  bool launched() const { return launched_.load(std::memory_order_acquire); }
   const VmErrorPtr& error() const { return error_; }
   // Drops what the instruction no longer needs once done: its predecessors, and hands back its
   // policy (which holds its blobs) for the caller to destroy.
@@ -156,7 +166,8 @@ class Instruction : public FastNew {
   int64_t issue_ns = 0;
   int issue_thread = 0;  // TraceThreadIndex() of the issuing thread (only while tracing)
   // Set by the worker.
-  int64_t ready_ns = 0, start_ns = 0, end_ns = 0;
+  int64_t ready_ns = 0, start_ns = 0, end_ns = 0;  // end: launched
+  int64_t complete_ns = 0;                         // when its completion was observed
   std::vector<AllocRecord> allocs;
   bool trace = false;
 
@@ -171,16 +182,20 @@ class Instruction : public FastNew {
   // What the worker writes sits on cache lines of its own, away from the reference count and the
   // operand lists that the issuing thread keeps writing.
   char worker_side_[64] = {};
+  bool computed_ = false;  // Prepare and Compute ran without error (worker only)
+  std::atomic<bool> launched_{false};
   std::atomic<bool> done_{false};
+  // The event recorded after it on an asynchronous stream (null on a synchronous one).
+  NativeEvent event_ = nullptr;
   // Who got there first: the worker about to run it (kQueued -> kStarted, after its cross-stream
   // predecessors finished) or a waiter that gave up on it with a hang report (kQueued ->
   // kAbandoned; the worker then skips it and poisons its writes). One compare-and-swap on each
   // side, so the waiter knows for certain whether the instruction will run.
   enum RunState : uint8_t { kQueued, kStarted, kAbandoned };
   std::atomic<uint8_t> run_state_{kQueued};
-  // Dead blobs whose last user is this instruction: freed by the worker right after it ran. The
-  // worker closes the list (kReleasesClosed) before publishing done, so a late push fails and the
-  // releaser frees the blob itself.
+  // Dead blobs whose last user is this instruction: freed once it is complete (right after it ran
+  // on a synchronous stream). The list is closed (kReleasesClosed) before done is published, so a
+  // late push fails and the releaser frees the blob itself (then every user is complete).
   std::atomic<EagerBlobObject*> releases_{nullptr};
   VmErrorPtr error_;
 };

@@ -25,6 +25,10 @@ class InstructionsBuilder {
   // On the blob's producer stream, after every earlier reader and writer.
   InstrRef ReleaseTensor(BlobPtr blob);
   InstrRef Barrier(Stream* stream);
+  // Any other policy (DeviceCopyPolicy, ...) on the given stream.
+  InstrRef Policy(Stream* stream, std::unique_ptr<InstructionPolicy> policy) {
+    return Add(stream, std::move(policy));
+  }
   InstrRef Function(std::string op_name, std::vector<BlobPtr> reads, std::vector<BlobPtr> writes,
                     std::function<void()> fn, Stream* stream);
 

@@ -1,5 +1,8 @@
 #include "vm/stream.h"
 
+#include <algorithm>
+#include <chrono>
+
 #include "vm/instruction.h"
 #include "vm/spin.h"
 #include "vm/virtual_machine.h"
@@ -20,13 +23,17 @@ std::string to_string(StreamRole role) {
   return "unknown";
 }
 
-Stream::Stream(VirtualMachine* vm, Device device, StreamRole role, CachingAllocator* pool)
+Stream::Stream(VirtualMachine* vm, Device device, StreamRole role, CachingAllocator* pool,
+               DeviceBackend* backend)
     : vm_(vm),
       device_(device),
       role_(role),
       pool_(pool),
+      backend_(backend),
+      async_(!backend->synchronous()),
       name_(device.str() + "/" + to_string(role)),
       ring_(kRingCapacity, nullptr) {
+  native_ = backend_->create_stream(device_.index());
   worker_ = std::thread([this] { WorkerLoop(); });
 }
 
@@ -37,6 +44,81 @@ Stream::~Stream() {
     cv_.notify_one();
   }
   if (worker_.joinable()) worker_.join();
+  try {
+    DrainCompletions();
+    std::lock_guard<std::mutex> lock(events_mu_);
+    for (NativeEvent e : free_events_) backend_->destroy_event(device_.index(), e);
+    free_events_.clear();
+    backend_->destroy_stream(device_.index(), native_);
+  } catch (const std::exception&) {
+    // A failed device: nothing more can be returned to it.
+  }
+}
+
+NativeEvent Stream::TakeEvent() {
+  {
+    std::lock_guard<std::mutex> lock(events_mu_);
+    if (!free_events_.empty()) {
+      NativeEvent e = free_events_.back();
+      free_events_.pop_back();
+      return e;
+    }
+  }
+  return backend_->create_event(device_.index());
+}
+
+void Stream::RecycleEvent(NativeEvent event) {
+  std::lock_guard<std::mutex> lock(events_mu_);
+  free_events_.push_back(event);
+}
+
+void Stream::TrackLaunched(Instruction* instr) {
+  try {
+    NativeEvent event = TakeEvent();
+    instr->event_ = event;
+    backend_->record_event(event, native_);
+  } catch (const std::exception& e) {
+    vm_->FailLaunched(instr, std::string("recording its completion event failed: ") + e.what(),
+                      dynamic_cast<const DeviceFailed*>(&e) != nullptr);
+    return;
+  }
+  // Same-device successors wait for this, then wait on the device for the event recorded above.
+  vm_->PublishLaunched(instr);
+  std::lock_guard<std::mutex> lock(pending_mu_);
+  pending_.push_back(instr);
+  incomplete_.fetch_add(1, std::memory_order_release);
+}
+
+bool Stream::PollCompletions() {
+  if (incomplete_.load(std::memory_order_acquire) == 0) return false;
+  std::lock_guard<std::mutex> lock(pending_mu_);
+  while (!pending_.empty()) {
+    Instruction* instr = pending_.front();
+    bool complete = false;
+    try {
+      complete = backend_->query_event(instr->event_);
+    } catch (const std::exception& e) {
+      // The fault covers this instruction and everything launched after it on the stream.
+      const bool failed = dynamic_cast<const DeviceFailed*>(&e) != nullptr;
+      const std::string what = std::string("the device reported a fault: ") + e.what();
+      while (!pending_.empty()) {
+        Instruction* i = pending_.front();
+        pending_.pop_front();
+        incomplete_.fetch_sub(1, std::memory_order_release);
+        vm_->FailLaunched(i, what, failed);
+      }
+      return false;
+    }
+    if (!complete) return true;
+    pending_.pop_front();
+    incomplete_.fetch_sub(1, std::memory_order_release);
+    vm_->Finish(instr);
+  }
+  return false;
+}
+
+void Stream::DrainCompletions() {
+  while (PollCompletions()) std::this_thread::sleep_for(std::chrono::microseconds(20));
 }
 
 void Stream::Push(Instruction* instr) {
@@ -58,8 +140,28 @@ void Stream::Push(Instruction* instr) {
 
 void Stream::WorkerLoop() {
   const int64_t spin_ns = vm_->spin_ns();
+  try {
+    backend_->set_device(device_.index());
+  } catch (const std::exception& e) {
+    vm_->MarkDeviceFailed(device_, std::string("set_device failed: ") + e.what());
+  }
   uint64_t head = head_.load(std::memory_order_relaxed);
   for (;;) {
+    if (head == tail_.load(std::memory_order_acquire) && async_ && PollCompletions()) {
+      // Idle with work on the device: poll its events until new work comes or they complete.
+      // The wait grows from a short spin to 1 ms sleeps, so a long kernel costs no core.
+      int64_t sleep_us = 2;
+      while (head == tail_.load(std::memory_order_acquire) && PollCompletions()) {
+        std::unique_lock<std::mutex> lock(mu_);
+        sleeping_.store(true, std::memory_order_seq_cst);
+        if (head == tail_.load(std::memory_order_seq_cst)) {
+          cv_.wait_for(lock, std::chrono::microseconds(sleep_us));
+        }
+        sleeping_.store(false, std::memory_order_relaxed);
+        sleep_us = std::min<int64_t>(sleep_us * 2, 1000);
+      }
+      continue;
+    }
     if (head == tail_.load(std::memory_order_acquire)) {
       const bool got =
           SpinUntil([&] { return head != tail_.load(std::memory_order_acquire); }, spin_ns);
@@ -78,6 +180,7 @@ void Stream::WorkerLoop() {
     ++head;
     head_.store(head, std::memory_order_release);
     vm_->Run(instr);
+    if (async_) PollCompletions();
   }
 }
 

@@ -1,13 +1,22 @@
-// Stream: one ordered queue of instructions on a device, served by its own worker thread.
-// Instructions are pushed in issue order (the VM's submit lock makes the producer side single at
-// any moment) and run in that order; a cross-stream predecessor is waited for at the head of the
-// queue, the way a CUDA stream waits on an event. Because issue order is a total order that agrees
-// with every queue and every dependence edge, this can never deadlock.
+// Stream: one ordered queue of instructions on a device, served by its own worker thread, and the
+// backend's native stream that the worker launches device work on. Instructions are pushed in issue
+// order (the VM's submit lock makes the producer side single at any moment) and launched in that
+// order; a cross-stream predecessor is waited for at the head of the queue (on the device through
+// an event when both are on one asynchronous device, on the host otherwise). Because issue order is
+// a total order that agrees with every queue and every dependence edge, this can never deadlock.
+//
+// On an asynchronous backend an instruction is *launched* when the worker returns from it and
+// *complete* when the event recorded after it completes. The stream keeps its launched,
+// incomplete instructions in launch order (events on one stream complete in that order) and
+// finishes them as their events complete: polled by the worker after each launch and while it is
+// idle, and by any thread that needs the device drained (PollCompletions / DrainCompletions). See
+// vm/THREADING.md for the whole set of rules.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,6 +24,7 @@
 #include <vector>
 
 #include "oneflow_lite/device.h"
+#include "oneflow_lite/extension.h"
 #include "vm/allocator/caching_allocator.h"
 
 namespace ofl::vm {
@@ -30,8 +40,10 @@ class Stream {
   // The ring never fills: the VM's high-water mark keeps in-flight instructions below this.
   static constexpr size_t kRingCapacity = size_t{1} << 17;
 
-  Stream(VirtualMachine* vm, Device device, StreamRole role, CachingAllocator* pool);
-  ~Stream();  // stops the worker after it drained its queue
+  // Creates the backend's native stream (its errors propagate) and starts the worker.
+  Stream(VirtualMachine* vm, Device device, StreamRole role, CachingAllocator* pool,
+         DeviceBackend* backend);
+  ~Stream();  // stops the worker after it drained its queue and its launched work completed
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
@@ -39,19 +51,39 @@ class Stream {
   const Device& device() const { return device_; }
   StreamRole role() const { return role_; }
   CachingAllocator* pool() const { return pool_; }
+  DeviceBackend* backend() const { return backend_; }
+  NativeStream native() const { return native_; }
+  // Launched is not complete on this stream (the backend is not synchronous).
+  bool async() const { return async_; }
   int index() const { return index_; }
   void set_index(int i) { index_ = i; }
 
   // Producer side; the caller holds the VM's submit lock.
   void Push(Instruction* instr);
 
+  // Asynchronous streams only. Called by this stream's worker right after it launched `instr`:
+  // records the instruction's completion event and keeps it until the event completes.
+  void TrackLaunched(Instruction* instr);
+  // Finishes (VirtualMachine::Finish) every tracked instruction whose event completed, in launch
+  // order, without blocking on the device. Any thread. Returns whether some are still incomplete.
+  bool PollCompletions();
+  // Polls until every instruction launched so far completed. Any thread.
+  void DrainCompletions();
+  int64_t incomplete() const { return incomplete_.load(std::memory_order_acquire); }
+  // Completion events are reused: an instruction returns its event when it is destroyed.
+  void RecycleEvent(NativeEvent event);
+
  private:
   void WorkerLoop();
+  NativeEvent TakeEvent();
 
   VirtualMachine* vm_;
   Device device_;
   StreamRole role_;
   CachingAllocator* pool_;
+  DeviceBackend* backend_;
+  NativeStream native_ = nullptr;
+  bool async_ = false;
   std::string name_;
   int index_ = 0;
 
@@ -65,6 +97,13 @@ class Stream {
   std::mutex mu_;
   std::condition_variable cv_;
   std::thread worker_;
+
+  // Launched, incomplete instructions in launch order (asynchronous streams only).
+  std::mutex pending_mu_;
+  std::deque<Instruction*> pending_;
+  std::atomic<int64_t> incomplete_{0};
+  std::mutex events_mu_;
+  std::vector<NativeEvent> free_events_;
 };
 
 }  // namespace ofl::vm

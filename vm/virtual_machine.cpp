@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "kernels/device_backend.h"
 #include "oneflow_lite/error.h"
 #include "vm/chrome_trace.h"
 #include "vm/instructions_builder.h"
@@ -72,16 +73,36 @@ void VirtualMachine::SetWaterMarks(int64_t high, int64_t low) {
 }
 
 CachingAllocator* VirtualMachine::GetAllocator(const Device& device) {
+  DeviceBackend* backend = nullptr;
+  try {
+    backend = kernels::GetBackend(device.type());
+  } catch (const DeviceError& e) {
+    throw DeviceError(device.str() + ": " + e.what());
+  }
   std::lock_guard<std::mutex> lock(streams_mu_);
   auto& pool = pools_[device.str()];
   if (!pool) {
-    if (!device.is_cpu()) {
-      pools_.erase(device.str());
-      throw DeviceError(device.str() +
-                        ": this build of oneflow_lite has no CUDA support, or no CUDA device is "
-                        "present; use Device(\"cpu\")");
+    std::unique_ptr<AllocatorBackend> memory;
+    if (device.is_cpu()) {
+      memory = std::make_unique<CpuAllocatorBackend>();
+    } else {
+      int count = 0;
+      try {
+        count = backend->device_count();
+      } catch (const std::exception& e) {
+        pools_.erase(device.str());
+        throw DeviceError(device.str() + ": device_count() failed: " + e.what());
+      }
+      if (device.index() >= count) {
+        pools_.erase(device.str());
+        throw DeviceError(device.str() + ": no such device: device type " +
+                          to_string(device.type()) + " has " + std::to_string(count) +
+                          " device(s) on this machine (valid indices 0.." +
+                          std::to_string(count - 1) + ")");
+      }
+      memory = std::make_unique<DeviceMemoryBackend>(backend, device.index());
     }
-    pool = std::make_unique<CachingAllocator>(device, std::make_unique<CpuAllocatorBackend>());
+    pool = std::make_unique<CachingAllocator>(device, std::move(memory));
     if (observing_pools_) {
       pool->SetObserver([this, name = device.str()](const PoolEvent& e) { OnPoolEvent(name, e); });
     }
@@ -90,6 +111,7 @@ CachingAllocator* VirtualMachine::GetAllocator(const Device& device) {
 }
 
 Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
+  if (any_device_failed_.load(std::memory_order_relaxed)) CheckDeviceUsable(device);
   const int index = device.index();
   std::atomic<Stream*>* fast = nullptr;
   if (index < kMaxFastDeviceIndex) {
@@ -97,15 +119,51 @@ Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
     if (Stream* s = fast->load(std::memory_order_acquire)) return s;
   }
   CachingAllocator* pool = GetAllocator(device);
+  DeviceBackend* backend = kernels::GetBackend(device.type());
   std::lock_guard<std::mutex> lock(streams_mu_);
-  auto& s = streams_[{device.str(), static_cast<int>(role)}];
+  auto key = std::make_pair(device.str(), static_cast<int>(role));
+  auto& s = streams_[key];
   if (!s) {
-    s = std::make_unique<Stream>(this, device, role, pool);
+    try {
+      s = std::make_unique<Stream>(this, device, role, pool, backend);
+    } catch (const std::exception& e) {
+      streams_.erase(key);
+      throw DeviceError(device.str() + ": creating its " + to_string(role) +
+                        " stream failed: " + e.what());
+    }
     s->set_index(static_cast<int>(stream_list_.size()));
     stream_list_.push_back(s.get());
   }
   if (fast != nullptr) fast->store(s.get(), std::memory_order_release);
   return s.get();
+}
+
+void VirtualMachine::MarkDeviceFailed(const Device& device, const std::string& what) {
+  {
+    std::lock_guard<std::mutex> lock(failed_mu_);
+    failed_devices_.emplace(device.str(), what);  // keeps the first fault
+  }
+  any_device_failed_.store(true, std::memory_order_seq_cst);
+  Logger().error("{} failed: {}; every later op on it throws DeviceError", device.str(), what);
+}
+
+void VirtualMachine::CheckDeviceUsable(const Device& device) {
+  std::lock_guard<std::mutex> lock(failed_mu_);
+  auto it = failed_devices_.find(device.str());
+  if (it == failed_devices_.end()) return;
+  throw DeviceError(device.str() + " is unusable: it failed earlier with a fault it cannot " +
+                    "recover from (first fault: " + it->second + ")");
+}
+
+bool VirtualMachine::IsFailed(const Device& device) {
+  std::lock_guard<std::mutex> lock(failed_mu_);
+  return failed_devices_.count(device.str()) != 0;
+}
+
+void VirtualMachine::DrainDevice(const Device& device) {
+  for (Stream* s : streams()) {
+    if (s->device() == device && s->async()) s->DrainCompletions();
+  }
 }
 
 std::vector<Stream*> VirtualMachine::streams() {
@@ -264,7 +322,25 @@ void VirtualMachine::Submit(FastVector<InstrRef>& batch, bool back_pressure) {
 }
 
 void VirtualMachine::Run(Instruction* instr) {
-  for (const InstrRef& pred : instr->wait_for) WaitDone(pred.get());
+  Stream* self = instr->stream();
+  for (const InstrRef& pred : instr->wait_for) {
+    Instruction* p = pred.get();
+    Stream* ps = p->stream();
+    if (!(self->async() && ps->async() && ps->device() == self->device())) {
+      WaitDone(p);  // another device or the host: its work must be complete
+      continue;
+    }
+    // The same asynchronous device: wait on the device, never for completion on the host.
+    WaitLaunched(p);
+    if (p->done() || p->event_ == nullptr) continue;
+    try {
+      self->backend()->stream_wait_event(self->native(), p->event_);
+    } catch (const std::exception& e) {
+      Logger().warn("[#{} {}] stream_wait_event failed ({}); waiting for #{} on the host instead",
+                    instr->id(), self->name(), e.what(), p->id());
+      WaitDone(p);
+    }
+  }
   running_instruction = instr;
   InstructionPolicy* policy = instr->policy();
   if (instr->trace) {
@@ -293,6 +369,9 @@ void VirtualMachine::Run(Instruction* instr) {
     err->reported.store(true);  // the hang report was the error its waiter got
     Logger().warn("[#{} {}] {}", instr->id(), instr->stream()->name(), err->message);
     poison = std::move(err);  // skipped like an instruction with a poisoned input
+  } else if (any_device_failed_.load(std::memory_order_relaxed) &&
+             !policy->RunsOnPoisonedInputs() && IsFailed(self->device())) {
+    poison = FailInstruction(instr, ErrorKind::kDevice, "its device failed earlier");
   } else if (!policy->RunsOnPoisonedInputs()) {
     for (const BlobPtr& b : policy->reads()) {
       if (b->error()) poison = b->error();
@@ -316,6 +395,7 @@ void VirtualMachine::Run(Instruction* instr) {
     try {
       policy->Prepare(instr);
       policy->Compute(instr);
+      instr->computed_ = true;
       failed = false;
     } catch (const OutOfMemory& e) {
       kind = ErrorKind::kOutOfMemory;
@@ -344,6 +424,31 @@ void VirtualMachine::Run(Instruction* instr) {
       Logger().error("[#{} {}] {}", instr->id(), instr->stream()->name(), err->message);
     }
   }
+  if (instr->trace) {
+    instr->end_ns = std::max(instr->start_ns, NowNs());
+    current_traced_instruction = 0;
+  }
+  if (log_debug) {
+    Logger().debug("[#{} {}] {} {} {}", instr->id(), self->name(),
+                   self->async() ? "launched" : "done", policy->policy_name(), policy->op_name());
+  }
+  running_instruction = nullptr;
+  if (self->async()) {
+    self->TrackLaunched(instr);  // from here on another thread may finish it
+  } else {
+    Finish(instr);
+  }
+}
+
+void VirtualMachine::PublishLaunched(Instruction* instr) {
+  instr->launched_.store(true, std::memory_order_seq_cst);
+  if (waiters_.load(std::memory_order_seq_cst) > 0) {
+    std::lock_guard<std::mutex> lock(done_mu_);
+    done_cv_.notify_all();
+  }
+}
+
+void VirtualMachine::Finish(Instruction* instr) {
   // Free the blobs whose last user this was; closing the list makes later pushes fail.
   EagerBlobObject* dead = instr->releases_.exchange(kReleasesClosed, std::memory_order_acq_rel);
   while (dead != nullptr) {
@@ -351,16 +456,33 @@ void VirtualMachine::Run(Instruction* instr) {
     dead->Free();
     dead = next;
   }
-  if (instr->trace) {
-    instr->end_ns = std::max(instr->start_ns, NowNs());
-    current_traced_instruction = 0;
-  }
-  if (log_debug) {
-    Logger().debug("[#{} {}] done {} {}", instr->id(), instr->stream()->name(),
-                   policy->policy_name(), policy->op_name());
-  }
-  running_instruction = nullptr;
+  if (instr->computed_) instr->policy()->OnComplete(instr);
+  if (instr->trace) instr->complete_ns = std::max(instr->end_ns, NowNs());
+  instr->launched_.store(true, std::memory_order_release);
   Complete(instr);
+}
+
+VmErrorPtr VirtualMachine::FailInstruction(Instruction* instr, ErrorKind kind,
+                                           const std::string& what) {
+  InstructionPolicy* policy = instr->policy();
+  auto err = std::make_shared<VmError>();
+  err->kind = kind;
+  err->op_name = policy->op_name();
+  err->instruction_id = instr->id();
+  err->message = policy->op_name() + " (instruction #" + std::to_string(instr->id()) + ", " +
+                 policy->policy_name() + " on " + instr->stream()->name() + ") failed: " + what;
+  instr->error_ = err;
+  for (const BlobPtr& b : policy->writes()) b->set_error(err);
+  RecordError(err);
+  Logger().error("[#{} {}] {}", instr->id(), instr->stream()->name(), err->message);
+  return err;
+}
+
+void VirtualMachine::FailLaunched(Instruction* instr, const std::string& what, bool device_failed) {
+  FailInstruction(instr, ErrorKind::kDevice, what);
+  if (device_failed) MarkDeviceFailed(instr->stream()->device(), what);
+  PublishLaunched(instr);
+  Finish(instr);
 }
 
 void VirtualMachine::Complete(Instruction* instr) {

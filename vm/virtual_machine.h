@@ -90,8 +90,27 @@ class VirtualMachine {
   // Re-throws instr's error if it has one, marking it reported.
   void ThrowIfFailed(Instruction* instr);
 
-  // Called by stream workers.
+  // Called by stream workers: waits for the instruction's cross-stream predecessors (on the
+  // device when they are on the same asynchronous device, else until they are complete), then
+  // launches it. On a synchronous stream it is complete at once (Finish); on an asynchronous one
+  // its stream tracks its completion event.
   void Run(Instruction* instr);
+  // The instruction is complete: frees the blobs folded into it, runs its policy's OnComplete and
+  // publishes done. Called once, by whichever thread observed the completion.
+  void Finish(Instruction* instr);
+  // Publishes "launched" (the instruction's completion event is recorded); wakes waiters.
+  void PublishLaunched(Instruction* instr);
+  // The device reported a fault for a launched instruction: it fails (its writes are poisoned and
+  // the error is kept for the next wait) and is finished. `device_failed`: the device cannot
+  // recover; every later op on it throws DeviceError naming this first fault.
+  void FailLaunched(Instruction* instr, const std::string& what, bool device_failed);
+  void MarkDeviceFailed(const Device& device, const std::string& what);
+  // Throws DeviceError naming the first fault when `device` failed.
+  void CheckDeviceUsable(const Device& device);
+  bool IsFailed(const Device& device);
+  // Waits until every instruction launched so far on the device's streams completed (and the
+  // blocks they freed are back in the pool). Any thread, including a worker.
+  void DrainDevice(const Device& device);
 
   uint64_t NewBlobId() { return next_blob_id_.fetch_add(1, std::memory_order_relaxed); }
   bool sync_mode() const { return sync_mode_; }
@@ -127,6 +146,10 @@ class VirtualMachine {
   void Complete(Instruction* instr);
   // Waits without a timeout (a worker waiting for a cross-stream predecessor).
   void WaitDone(Instruction* instr);
+  // Waits without a timeout until the instruction is launched (a predecessor on the same device).
+  void WaitLaunched(Instruction* instr);
+  // Poisons instr's writes with a new error and keeps it for the next wait.
+  VmErrorPtr FailInstruction(Instruction* instr, ErrorKind kind, const std::string& what);
   // Waits with the hang timeout (Wait, Sync).
   void WaitDoneOrReport(Instruction* instr);
   // Instructions completed since the VM started.
@@ -193,7 +216,12 @@ class VirtualMachine {
   std::vector<Stream*> stream_list_;
   // Lock-free look-up of already created streams: [device type][device index][role].
   static constexpr int kMaxFastDeviceIndex = 16;
-  std::atomic<Stream*> fast_streams_[2][kMaxFastDeviceIndex][4] = {};
+  std::atomic<Stream*> fast_streams_[kMaxDeviceTypes][kMaxFastDeviceIndex][4] = {};
+
+  // Devices that reported a fault they cannot recover from, with the first fault.
+  std::atomic<bool> any_device_failed_{false};
+  std::mutex failed_mu_;
+  std::map<std::string, std::string> failed_devices_;
 
   std::atomic<bool> tracing_{false};
   std::mutex trace_mu_;

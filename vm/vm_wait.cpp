@@ -106,6 +106,16 @@ void VirtualMachine::WaitDone(Instruction* instr) {
   waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+void VirtualMachine::WaitLaunched(Instruction* instr) {
+  if (SpinUntil([&] { return instr->launched(); }, spin_ns_)) return;
+  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  {
+    std::unique_lock<std::mutex> lock(done_mu_);
+    done_cv_.wait(lock, [&] { return instr->launched_.load(std::memory_order_seq_cst); });
+  }
+  waiters_.fetch_sub(1, std::memory_order_relaxed);
+}
+
 void VirtualMachine::WaitDoneOrReport(Instruction* instr) {
   // The healthy path is WaitDone's: spin, then sleep until a completion wakes us.
   if (SpinUntil([&] { return instr->done(); }, spin_ns_)) return;

@@ -28,7 +28,7 @@ class KernelCache {
 
  private:
   const char* op_;
-  std::atomic<kernels::KernelFn> fns_[2] = {};
+  std::atomic<kernels::KernelFn> fns_[kMaxDeviceTypes] = {};
 };
 
 // A contiguous tensor with a fresh storage on `device` (no memory yet: the writing instruction

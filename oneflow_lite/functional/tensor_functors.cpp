@@ -6,9 +6,11 @@
 #include <memory>
 #include <string>
 
+#include "kernels/device_backend.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
 #include "ops/array_ops.h"
+#include "vm/copy_policies.h"
 
 namespace ofl {
 
@@ -44,6 +46,19 @@ Tensor from_host(const void* data, const Shape& shape, DType dtype, const Device
                           to_string(dtype) + " needs " + std::to_string(bytes) + " bytes");
   }
   Tensor out = NewTensor(shape, dtype, device);
+  DeviceBackend* backend = kernels::GetBackend(device.type());
+  if (!backend->host_accessible()) {
+    // Staged through the backend's host memory and copied on the h2d stream: the caller's buffer
+    // is free again when this returns, and the host never touches device memory.
+    auto staging = std::make_shared<vm::HostBuffer>(backend, bytes);
+    if (bytes > 0) std::memcpy(staging->data(), data, bytes);
+    vm::Stream* h2d = vm::VirtualMachine::Get().GetStream(device, vm::StreamRole::kHost2Device);
+    vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+      b->Policy(h2d, vm::DeviceCopyPolicy::HostToDevice("from_host", out.impl()->arg(),
+                                                        std::move(staging), bytes));
+    });
+    return out;
+  }
   const bool staged = bytes <= kStagingLimit;
   std::shared_ptr<char[]> staging;
   if (staged && bytes > 0) {
@@ -88,13 +103,33 @@ Tensor TensorFromBools(const std::vector<bool>& data, const Shape& shape, const 
 }  // namespace detail
 
 namespace {
-// Reads impl's view into the host memory that dst_of(nbytes) returns, on the view's producer
-// stream, then waits and re-throws the producer's error. `caller_memory`: dst_of returns memory
-// the caller owns (see vm::InstructionPolicy::TouchesCallerMemory).
-void ReadView(const TensorImpl& impl, const char* op, std::function<void*(size_t)> dst_of,
+// Reads t's view into the host memory that dst_of(nbytes) returns, then re-throws the producer's
+// error. On a host-accessible device the copy runs on the view's producer stream; otherwise it
+// goes D2H into staging on the d2h stream and is copied out here once complete, so no VM worker
+// ever touches the caller's memory. `caller_memory`: dst_of returns memory the caller owns (see
+// vm::InstructionPolicy::TouchesCallerMemory).
+void ReadView(const Tensor& t, const char* op, std::function<void*(size_t)> dst_of,
               bool caller_memory) {
+  const TensorImpl& impl = ImplOf(op, t);
   const size_t nbytes = static_cast<size_t>(impl.shape().numel()) * element_size(impl.dtype());
   const bool contiguous = ops::IsContiguous(impl.shape(), impl.stride());
+  auto& vm = vm::VirtualMachine::Get();
+  DeviceBackend* backend = kernels::GetBackend(impl.device().type());
+  if (!backend->host_accessible()) {
+    const Tensor src = contiguous ? t : ofl::contiguous(t);
+    auto staging = std::make_shared<vm::HostBuffer>(backend, nbytes);
+    vm::Stream* d2h = vm.GetStream(impl.device(), vm::StreamRole::kDevice2Host);
+    vm::InstrRef copy;
+    vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+      copy = b->Policy(d2h,
+                       vm::DeviceCopyPolicy::DeviceToHost(op, src.impl()->arg(), staging, nbytes));
+    });
+    vm.Wait(copy.get(), op);
+    vm.ThrowIfFailed(copy.get());
+    void* dst = dst_of(nbytes);
+    if (nbytes > 0) std::memcpy(dst, staging->data(), nbytes);
+    return;
+  }
   kernels::KernelFn copy = copy_kernel.Get(DeviceType::kCPU);
   vm::InstrRef access;
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
@@ -117,7 +152,6 @@ void ReadView(const TensorImpl& impl, const char* op, std::function<void*(size_t
         },
         vm::AccessModifier::kConst, /*stream=*/nullptr, caller_memory);
   });
-  auto& vm = vm::VirtualMachine::Get();
   vm.Wait(access.get(), op);
   vm.ThrowIfFailed(access.get());
 }
@@ -125,7 +159,7 @@ void ReadView(const TensorImpl& impl, const char* op, std::function<void*(size_t
 
 void detail::ReadToHost(const Tensor& t, const char* op,
                         std::function<void*(size_t nbytes)> allocate) {
-  ReadView(ImplOf(op, t), op, std::move(allocate), /*caller_memory=*/false);
+  ReadView(t, op, std::move(allocate), /*caller_memory=*/false);
 }
 
 void Tensor::copy_to_host(void* dst, size_t nbytes) const {
@@ -139,7 +173,39 @@ void Tensor::copy_to_host(void* dst, size_t nbytes) const {
   }
   if (dst == nullptr && nbytes > 0) throw InvalidArgument("copy_to_host: dst is null");
   ReadView(
-      impl, "copy_to_host", [dst](size_t) { return dst; }, /*caller_memory=*/true);
+      *this, "copy_to_host", [dst](size_t) { return dst; }, /*caller_memory=*/true);
+}
+
+Tensor Tensor::to(const Device& device) const {
+  const TensorImpl& impl = ImplOf("to", *this);
+  if (impl.device() == device) return *this;
+  auto& vm = vm::VirtualMachine::Get();
+  vm.GetStream(device);  // DeviceError for a device that cannot be used, before anything is queued
+  DeviceBackend* from = kernels::GetBackend(impl.device().type());
+  DeviceBackend* into = kernels::GetBackend(device.type());
+  const bool from_host = from->host_accessible();
+  const bool into_host = into->host_accessible();
+  if (!from_host && !into_host && impl.device().type() != device.type()) {
+    // Two backends cannot copy between each other: go through the host.
+    return to(Device("cpu")).to(device);
+  }
+  const Tensor src = is_contiguous() ? *this : contiguous();
+  Tensor out = NewTensor(impl.shape(), impl.dtype(), device);
+  const size_t bytes = static_cast<size_t>(impl.shape().numel()) * element_size(impl.dtype());
+  CopyKind kind = CopyKind::kDeviceToDevice;
+  vm::Stream* stream = nullptr;
+  if (!from_host && into_host) {
+    kind = CopyKind::kDeviceToHost;  // the device's copy engine writes host memory
+    stream = vm.GetStream(impl.device(), vm::StreamRole::kDevice2Host);
+  } else {
+    kind = from_host ? CopyKind::kHostToDevice : CopyKind::kDeviceToDevice;
+    stream = vm.GetStream(device, vm::StreamRole::kHost2Device);
+  }
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    b->Policy(stream, vm::DeviceCopyPolicy::BlobToBlob("to", src.impl()->arg(), out.impl()->arg(),
+                                                       kind, bytes));
+  });
+  return out;
 }
 
 void sync() { vm::VirtualMachine::Get().Sync(); }

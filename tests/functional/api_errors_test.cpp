@@ -12,7 +12,7 @@ namespace ofl::testing {
 namespace {
 
 TEST(ApiErrorsTest, ToVectorWithTheWrongType) {
-  const Tensor f = ofl::tensor<float>({1, 2, 3}, Shape({3}));
+  const Tensor f = ofl::tensor<float>({1, 2, 3}, Shape({3}), TestDevice());
   ExpectThrowWith<InvalidArgument>([&] { f.to_vector<int32_t>(); },
                                    {"to_vector", "int32", "float32"});
   ExpectThrowWith<InvalidArgument>([&] { f.to_vector<double>(); },
@@ -20,9 +20,9 @@ TEST(ApiErrorsTest, ToVectorWithTheWrongType) {
   ExpectThrowWith<InvalidArgument>([&] { f.to_vector<bool>(); }, {"to_vector", "bool", "float32"});
   ExpectThrowWith<InvalidArgument>([&] { f.to_vector<float16>(); },
                                    {"to_vector", "float16", "float32"});
-  const Tensor b = ofl::tensor<bool>({true, false}, Shape({2}));
+  const Tensor b = ofl::tensor<bool>({true, false}, Shape({2}), TestDevice());
   ExpectThrowWith<InvalidArgument>([&] { b.to_vector<uint8_t>(); }, {"to_vector", "uint8", "bool"});
-  const Tensor h = ofl::tensor<bfloat16>({bfloat16(1.0f)}, Shape({1}));
+  const Tensor h = ofl::tensor<bfloat16>({bfloat16(1.0f)}, Shape({1}), TestDevice());
   ExpectThrowWith<InvalidArgument>([&] { h.to_vector<float16>(); },
                                    {"to_vector", "float16", "bfloat16"});
   // The tensors are intact.
@@ -32,7 +32,7 @@ TEST(ApiErrorsTest, ToVectorWithTheWrongType) {
 }
 
 TEST(ApiErrorsTest, CopyToHostWithTheWrongByteCount) {
-  const Tensor t = ofl::tensor<float>({1, 2, 3, 4, 5, 6}, Shape({2, 3}));
+  const Tensor t = ofl::tensor<float>({1, 2, 3, 4, 5, 6}, Shape({2, 3}), TestDevice());
   std::vector<char> buf(100);
   ExpectThrowWith<InvalidArgument>([&] { t.copy_to_host(buf.data(), 7); },
                                    {"copy_to_host", "7", "24", "(2,3,)", "float32"});
@@ -49,12 +49,12 @@ TEST(ApiErrorsTest, CopyToHostWithTheWrongByteCount) {
 TEST(ApiErrorsTest, TensorWithTheWrongElementCount) {
   ExpectThrowWith<InvalidArgument>(
       [] {
-        ofl::tensor<float>({1, 2, 3, 4, 5}, Shape({2, 3}));
+        ofl::tensor<float>({1, 2, 3, 4, 5}, Shape({2, 3}), TestDevice());
       },
       {"tensor", "5", "(2,3,)", "6"});
-  ExpectThrowWith<InvalidArgument>([] { ofl::tensor<int64_t>({}, Shape()); },
+  ExpectThrowWith<InvalidArgument>([] { ofl::tensor<int64_t>({}, Shape(), TestDevice()); },
                                    {"tensor", "0", "()", "1"});
-  ExpectThrowWith<InvalidArgument>([] { ofl::tensor<bool>({true}, Shape({2})); },
+  ExpectThrowWith<InvalidArgument>([] { ofl::tensor<bool>({true}, Shape({2}), TestDevice()); },
                                    {"tensor", "1", "(2,)", "2"});
   ExpectRuntimeWorks();
 }
@@ -62,11 +62,11 @@ TEST(ApiErrorsTest, TensorWithTheWrongElementCount) {
 TEST(ApiErrorsTest, FromHostWithNullData) {
   ExpectThrowWith<InvalidArgument>(
       [] {
-        ofl::from_host(nullptr, Shape({2, 3}), DType::kFloat32);
+        ofl::from_host(nullptr, Shape({2, 3}), DType::kFloat32, TestDevice());
       },
       {"from_host", "null", "(2,3,)", "float32", "24"});
   // Nothing to read: null is fine.
-  const Tensor e = ofl::from_host(nullptr, Shape({0, 3}), DType::kInt16);
+  const Tensor e = ofl::from_host(nullptr, Shape({0, 3}), DType::kInt16, TestDevice());
   EXPECT_EQ(e.numel(), 0);
   EXPECT_TRUE(e.to_vector<int16_t>().empty());
   ExpectRuntimeWorks();
@@ -75,18 +75,18 @@ TEST(ApiErrorsTest, FromHostWithNullData) {
 TEST(ApiErrorsTest, EmptyWithBadShapes) {
   ExpectThrowWith<InvalidArgument>(
       [] {
-        ofl::empty(Shape({2, -3}));
+        ofl::empty(Shape({2, -3}), DType::kFloat32, TestDevice());
       },
       {"empty", "shape", "(2,-3,)", "-3"});
   const int64_t big = int64_t{1} << 40;
   ExpectThrowWith<InvalidArgument>(
       [&] {
-        ofl::empty(Shape({big, big}));
+        ofl::empty(Shape({big, big}), DType::kFloat32, TestDevice());
       },
       {"empty", "shape", Str({big, big})});
   // Fits in elements, not in bytes.
   const int64_t n = int64_t{1} << 61;
-  ExpectThrowWith<InvalidArgument>([&] { ofl::empty(Shape({n}), DType::kFloat64); },
+  ExpectThrowWith<InvalidArgument>([&] { ofl::empty(Shape({n}), DType::kFloat64, TestDevice()); },
                                    {"empty", Str({n}), "8 bytes"});
   ExpectRuntimeWorks();
 }
@@ -121,7 +121,7 @@ TEST(ApiErrorsTest, NegativeMemoryLimit) {
 }
 
 TEST(ApiErrorsTest, ViewOpArgumentsAreCheckedAtTheCall) {
-  const Tensor x = ofl::tensor<float>({1, 2, 3, 4, 5, 6}, Shape({2, 3}));
+  const Tensor x = ofl::tensor<float>({1, 2, 3, 4, 5, 6}, Shape({2, 3}), TestDevice());
   ExpectThrowWith<InvalidArgument>([&] { x.expand({4, 3}); }, {"expand", "(4)", "(2)"});
   ExpectThrowWith<InvalidArgument>([&] { x.expand({3}); }, {"expand", "(1)", "(2)"});
   ExpectThrowWith<InvalidArgument>([&] { x.repeat({2, -1}); }, {"repeat", "-1"});

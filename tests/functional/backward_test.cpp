@@ -156,7 +156,7 @@ TYPED_TEST(BackwardTest, RepeatBackwardMatchesNaiveSum) {
 TYPED_TEST(BackwardTest, BackwardOfTheForwardOutput) {
   // The gradient of ones through expand / repeat counts how often each input element was used.
   using T = TypeParam;
-  const Tensor ones_in = ofl::tensor<T>(std::vector<T>(6, T(1)), Shape({2, 1, 3}));
+  const Tensor ones_in = ofl::tensor<T>(std::vector<T>(6, T(1)), Shape({2, 1, 3}), TestDevice());
   const Tensor e = ones_in.expand({4, 2, 5, 3}).contiguous();
   const Tensor de = ofl::expand_backward(e, Shape({2, 1, 3}));
   for (const T& v : de.to_vector<T>()) EXPECT_EQ(AsDouble<T>(v), 20.0);
@@ -167,7 +167,7 @@ TYPED_TEST(BackwardTest, BackwardOfTheForwardOutput) {
 
 TYPED_TEST(BackwardTest, EmptyGradientGivesZeros) {
   using T = TypeParam;
-  const Tensor dy = ofl::empty(Shape({0, 3}), DTypeOf<T>::value);
+  const Tensor dy = ofl::empty(Shape({0, 3}), DTypeOf<T>::value, TestDevice());
   const Tensor de = ofl::expand_backward(dy, Shape({1, 3}));
   EXPECT_EQ(de.shape(), Shape({1, 3}));
   for (const T& v : de.to_vector<T>()) EXPECT_EQ(AsDouble<T>(v), 0.0);
@@ -229,7 +229,7 @@ TYPED_TEST(BackwardTest, LargeGradients) {
 }
 
 TEST(BackwardErrorsTest, BoolIsInvalidArgument) {
-  const Tensor dy = ofl::tensor<bool>({true, false, true, true}, Shape({2, 2}));
+  const Tensor dy = ofl::tensor<bool>({true, false, true, true}, Shape({2, 2}), TestDevice());
   ExpectThrowWith<InvalidArgument>(
       [&] {
         ofl::expand_backward(dy, Shape({1, 2}));
@@ -244,7 +244,7 @@ TEST(BackwardErrorsTest, BoolIsInvalidArgument) {
 }
 
 TEST(BackwardErrorsTest, ShapeMismatch) {
-  const Tensor dy = ofl::empty(Shape({4, 3}));
+  const Tensor dy = ofl::empty(Shape({4, 3}), DType::kFloat32, TestDevice());
   ExpectThrowWith<InvalidArgument>(
       [&] {
         ofl::expand_backward(dy, Shape({2, 3}));

@@ -19,7 +19,7 @@ class ExpandViewTest : public ::testing::Test {
 };
 
 TEST_F(ExpandViewTest, SharesStorageWithZeroStrides) {
-  const Tensor x = ofl::tensor<float>({1, 2, 3}, Shape({3, 1}));
+  const Tensor x = ofl::tensor<float>({1, 2, 3}, Shape({3, 1}), TestDevice());
   const Tensor y = x.expand({2, 3, 4});
   EXPECT_TRUE(SameStorage(y, x));
   EXPECT_EQ(y.shape(), Shape({2, 3, 4}));
@@ -34,8 +34,8 @@ TEST_F(ExpandViewTest, SharesStorageWithZeroStrides) {
 }
 
 TEST_F(ExpandViewTest, AllocatesNothing) {
-  const Device cpu("cpu");
-  const Tensor x = ofl::tensor<double>({1, 2, 3, 4}, Shape({1, 4}));
+  const Device cpu = TestDevice();
+  const Tensor x = ofl::tensor<double>({1, 2, 3, 4}, Shape({1, 4}), TestDevice());
   ofl::sync();
   const int64_t before = ofl::memory_stats(cpu).alloc_requests;
   const Tensor y = x.expand({1000, 4});
@@ -78,7 +78,7 @@ TEST_F(ExpandViewTest, ViewsOfNonContiguousInputs) {
 // PyTorch: every dim of an expanded 0-dim tensor has stride 0, size-1 dims included
 // (torch.tensor(1.).expand(2, 1).stride() == (0, 0)).
 TEST_F(ExpandViewTest, ZeroDimInputGetsStrideZeroOnEveryDim) {
-  const Tensor x = ofl::tensor<int32_t>({7}, Shape());
+  const Tensor x = ofl::tensor<int32_t>({7}, Shape(), TestDevice());
   const std::vector<Dims> cases = {{1}, {2, 1}, {1, 3, 1}, {3, 3, 1}, {1, 1}, {3}};
   for (const Dims& sizes : cases) {
     SCOPED_TRACE("expand () to " + Str(sizes));
@@ -91,7 +91,7 @@ TEST_F(ExpandViewTest, ZeroDimInputGetsStrideZeroOnEveryDim) {
 }
 
 TEST(ExpandValuesTest, ZeroDimInputReadsBack) {
-  const Tensor x = ofl::tensor<float>({2.5f}, Shape());
+  const Tensor x = ofl::tensor<float>({2.5f}, Shape(), TestDevice());
   const std::vector<Dims> cases = {{1}, {2, 1}, {1, 3, 1}, {3, 3, 1}, {0, 1}};
   for (const Dims& sizes : cases) {
     SCOPED_TRACE("expand () to " + Str(sizes));

@@ -78,9 +78,19 @@ HostTensor<T> RandomHost(std::mt19937_64& rng, const Dims& shape) {
   return h;
 }
 
+// The device the suites run on: OFL_TEST_DEVICE ("cpu" when unset). CTest runs the functional
+// suite once per device (cpu, sim:0, sim:1, and cuda:0 where one is present).
+inline Device TestDevice() {
+  static const Device device = [] {
+    const char* v = std::getenv("OFL_TEST_DEVICE");
+    return Device(v != nullptr && *v != '\0' ? v : "cpu");
+  }();
+  return device;
+}
+
 template <class T>
 Tensor ToDevice(const HostTensor<T>& h) {
-  return ofl::tensor<T>(h.data, Shape(h.shape));
+  return ofl::tensor<T>(h.data, Shape(h.shape), TestDevice());
 }
 
 template <class T>
@@ -243,11 +253,11 @@ inline bool EnvSet(const char* name) {
   return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
 }
 
-// Puts the CPU pool's limit back to "none" when the test ends, however it ends.
+// Puts the test device pool's limit back to "none" when the test ends, however it ends.
 class MemoryLimitGuard {
  public:
   MemoryLimitGuard() = default;
-  ~MemoryLimitGuard() { ofl::set_memory_limit(Device("cpu"), 0); }
+  ~MemoryLimitGuard() { ofl::set_memory_limit(TestDevice(), 0); }
   MemoryLimitGuard(const MemoryLimitGuard&) = delete;
   MemoryLimitGuard& operator=(const MemoryLimitGuard&) = delete;
 };

@@ -38,7 +38,7 @@ class OutOfMemoryTest : public ::testing::Test {
     return {"repeat", "out of memory", std::to_string(big_bytes_), "limit"};
   }
 
-  const Device cpu_{"cpu"};
+  const Device cpu_ = TestDevice();
   MemoryLimitGuard guard_;  // declared before the tensors: lifts the limit after they are gone
   HostTensor<float> host_;
   Tensor a_;
@@ -97,7 +97,7 @@ TEST_F(OutOfMemoryTest, SyncReportsAnUnreadErrorOnce) {
 TEST_F(OutOfMemoryTest, EmptyNeedingTooMuch) {
   const int64_t n = big_bytes_ / 4;
   auto run = [&] {
-    const Tensor t = ofl::empty(Shape({n}));
+    const Tensor t = ofl::empty(Shape({n}), DType::kFloat32, TestDevice());
     t.narrow(0, 0, 1).to_vector<float>();
   };
   ExpectThrowWith<OutOfMemory>(run, {"empty", "out of memory", std::to_string(n * 4)});

@@ -78,7 +78,7 @@ TYPED_TEST(RepeatTest, OutputIsAFreshContiguousTensor) {
 
 TEST(RepeatValuesTest, PyTorchExamples) {
   // torch.tensor([1, 2, 3]).repeat(4, 2) and .repeat(4, 2, 1).
-  const Tensor x = ofl::tensor<int64_t>({1, 2, 3}, Shape({3}));
+  const Tensor x = ofl::tensor<int64_t>({1, 2, 3}, Shape({3}), TestDevice());
   const Tensor a = x.repeat({4, 2});
   EXPECT_EQ(a.shape(), Shape({4, 6}));
   std::vector<int64_t> row = {1, 2, 3, 1, 2, 3};
@@ -91,7 +91,7 @@ TEST(RepeatValuesTest, PyTorchExamples) {
   for (int i = 0; i < 8; ++i) want_b.insert(want_b.end(), {1, 2, 3});
   EXPECT_EQ(b.to_vector<int64_t>(), want_b);
   // A size-1 dim repeated 0 times.
-  const Tensor c = ofl::tensor<float>({1, 2, 3}, Shape({3, 1})).repeat({0, 1});
+  const Tensor c = ofl::tensor<float>({1, 2, 3}, Shape({3, 1}), TestDevice()).repeat({0, 1});
   EXPECT_EQ(c.shape(), Shape({0, 1}));
   EXPECT_TRUE(c.to_vector<float>().empty());
 }

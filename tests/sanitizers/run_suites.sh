@@ -41,4 +41,18 @@ for suite in vm functional; do
     [ $rc -eq 0 ] || failed=$((failed + 1))
   done
 done
+# The simulated asynchronous accelerator: its own suite, and the API suite run on sim:0 (every
+# tensor on a device the host cannot touch, streams finishing late and out of order).
+run_one() {
+  local label="$1"
+  shift
+  local start=$SECONDS rc=0
+  "$@" || rc=$?
+  echo "-- $kind $label: $((SECONDS - start))s, exit $rc"
+  [ $rc -eq 0 ] || failed=$((failed + 1))
+}
+run_one "ofl_test_kernels (sim backend)" "$dir/tests/ofl_test_kernels" --gtest_brief=1 \
+  --gtest_filter='Sim*' "$@"
+run_one "ofl_test_functional (sim:0)" env OFL_TEST_DEVICE=sim:0 "$dir/tests/ofl_test_functional" \
+  --gtest_brief=1 "$@"
 exit $((failed > 0))

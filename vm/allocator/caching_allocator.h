@@ -1,7 +1,8 @@
 // The caching memory pool: one per device. Blocks come from large segments obtained from a backend
-// (CPU now, CUDA next), are split to fit a request, cached when freed, merged with free neighbours,
-// and handed out again without touching the backend. On out-of-memory the pool frees its cached
-// segments, retries once, then throws OutOfMemory.
+// (the C library for the CPU, a DeviceBackend for every other device), are split to fit a request,
+// cached when freed, merged with free neighbours, and handed out again without touching the
+// backend. On out-of-memory the pool frees its cached segments, retries once, then throws
+// OutOfMemory.
 #pragma once
 
 #include <atomic>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "oneflow_lite/device.h"
+#include "oneflow_lite/extension.h"
 #include "oneflow_lite/memory_stats.h"
 
 namespace ofl::vm {
@@ -31,6 +33,21 @@ class CpuAllocatorBackend : public AllocatorBackend {
  public:
   void* Allocate(size_t bytes) override;
   void Free(void* ptr, size_t bytes) override;
+};
+
+// Segments from a device backend (oneflow_lite/extension.h). The pool is shared by the device's
+// streams; it stays safe on an asynchronous device because a block returns to it only once every
+// use of it is complete (see ReleaseTensorPolicy and VirtualMachine::Finish), so a block in the
+// pool is never still read or written by the device.
+class DeviceMemoryBackend : public AllocatorBackend {
+ public:
+  DeviceMemoryBackend(DeviceBackend* backend, int index) : backend_(backend), index_(index) {}
+  void* Allocate(size_t bytes) override { return backend_->allocate(index_, bytes); }
+  void Free(void* ptr, size_t bytes) override { backend_->deallocate(index_, ptr, bytes); }
+
+ private:
+  DeviceBackend* backend_;
+  int index_;
 };
 
 // One entry of a memory snapshot.

@@ -1,0 +1,141 @@
+// The device-backend and kernel-registration interface: how a new kind of device (an accelerator,
+// a simulator, a remote device) plugs into oneflow_lite without a change to the library.
+//
+// A backend implements DeviceBackend (memory, streams, events, asynchronous copies) once per
+// device *type*; kernels are registered per (op, device type). After
+//
+//   ofl::register_device_backend("mydev", std::make_shared<MyBackend>());
+//   ofl::register_kernel("copy", "mydev", &MyCopy);            // and "repeat", "reduce_sum_to"
+//
+// Device("mydev:1") works with every public op, tensor()/from_host(), to_vector(), copy_to_host(),
+// Tensor::to(), memory_stats(), empty_cache(), set_memory_limit(), memory_snapshot() and tracing.
+//
+// How the VM drives a backend (the contract a backend may rely on and must keep):
+// - Each device index gets three streams (compute, h2d, d2h), each made with create_stream and
+//   served by one VM worker thread, which calls set_device(index) once before its first work.
+// - A kernel is *launched* when its KernelFn returns: it must only enqueue its work on
+//   ctx.stream and return without waiting for the device. After the launch the VM records an
+//   event on that stream; the work is *complete* when query_event says so.
+// - Later work on the same stream is launched without waiting. Work on another stream of the same
+//   device waits on the device: the VM calls stream_wait_event(its stream, that event). Work on
+//   another device, and everything the host does with the data (to_vector, sync(), freeing memory
+//   for other streams, empty_cache), waits until the event completed.
+// - Device memory comes from allocate() in large segments that the VM's caching pool splits; the
+//   host never dereferences a device pointer unless host_accessible() says it may. Host <-> device
+//   transfers stage through allocate_host() memory and copy_async() on the h2d / d2h streams.
+// - Methods may be called from any thread, concurrently for different streams.
+// - Errors: throw ofl::DeviceError (or any std::exception) from any method; the VM poisons the work
+//   it covers and re-throws the error at the next wait. query_event throws DeviceError for a fault
+//   the device reported. A backend whose device cannot recover from a fault (CUDA's sticky errors)
+//   throws DeviceFailed: the VM then marks that device failed, and every later op on it throws
+//   DeviceError naming the first fault while other devices keep working.
+//
+// Kernel contracts for the ops a backend serves ("copy", "repeat", "reduce_sum_to", and "empty",
+// which has no work): see the comments on CopyKernel, RepeatKernel and ReduceSumToKernel below
+// (the CPU kernels implement exactly these contracts).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "oneflow_lite/device.h"
+#include "oneflow_lite/dtype.h"
+#include "oneflow_lite/error.h"
+#include "oneflow_lite/shape.h"
+
+namespace ofl {
+
+using NativeStream = void*;  // owned by the backend (a cudaStream_t for CUDA)
+using NativeEvent = void*;   // owned by the backend (a cudaEvent_t for CUDA)
+
+enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+
+// A fault the device cannot recover from: the VM marks the device failed (see above).
+class DeviceFailed : public DeviceError {
+ public:
+  explicit DeviceFailed(const std::string& msg) : DeviceError(msg) {}
+};
+
+// One instance per device type; methods may be called from any thread.
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+  // Devices of this type on this machine; 0: the type exists, no device does.
+  virtual int device_count() = 0;
+  // Called on each VM worker thread before it runs work for `index`.
+  virtual void set_device(int index) {}
+  // Raw device memory; nullptr when out of memory (the pool then frees its cache and retries).
+  virtual void* allocate(int index, size_t bytes) = 0;
+  virtual void deallocate(int index, void* ptr, size_t bytes) = 0;
+  // Staging memory for host <-> device copies (pinned for CUDA). Default: 64-byte aligned malloc.
+  virtual void* allocate_host(size_t bytes);
+  virtual void deallocate_host(void* ptr, size_t bytes);
+  virtual NativeStream create_stream(int index) = 0;
+  virtual void destroy_stream(int index, NativeStream stream) = 0;
+  virtual NativeEvent create_event(int index) = 0;
+  virtual void destroy_event(int index, NativeEvent event) = 0;
+  // Marks all work issued to `stream` so far; re-recording an event moves the mark.
+  virtual void record_event(NativeEvent event, NativeStream stream) = 0;
+  // True once the marked work finished; throws DeviceError on a device fault.
+  virtual bool query_event(NativeEvent event) = 0;
+  // Blocks the calling thread until the marked work finished.
+  virtual void synchronize_event(NativeEvent event) = 0;
+  // Later work on `stream` waits for the marked work; the host does not wait.
+  virtual void stream_wait_event(NativeStream stream, NativeEvent event) = 0;
+  virtual void copy_async(void* dst, const void* src, size_t bytes, CopyKind kind,
+                          NativeStream stream) = 0;
+
+  // Optional properties. A synchronous backend finishes all work before a call returns (its events
+  // are complete once recorded): the VM then records no events for it, so it costs nothing extra.
+  virtual bool synchronous() const { return false; }
+  // Whether the host may read and write device pointers directly (the CPU). When false, every host
+  // transfer stages through allocate_host() and copy_async().
+  virtual bool host_accessible() const { return false; }
+};
+
+// Registers (or replaces, before any device of the type was used) the backend of a device type.
+// `type` is a lower-case identifier ("mydev"); "cpu" cannot be replaced. Throws InvalidArgument for
+// a bad name or a null backend.
+void register_device_backend(const std::string& type, std::shared_ptr<DeviceBackend> backend);
+
+// Strides of a view, in elements: stored inline like a Shape (at most kMaxDims).
+using Strides = Shape;
+
+// One operand as a kernel sees it.
+struct TensorArg {
+  void* data = nullptr;  // device pointer to the view's first element (offset applied); may be
+                         // null when shape.numel() == 0
+  Shape shape;
+  Strides stride;  // in elements, one per dim (inline storage, like Shape)
+  DType dtype = DType::kFloat32;
+};
+
+struct KernelContext {
+  std::vector<TensorArg> inputs, outputs;
+  std::vector<int64_t> attrs;     // op-specific integers (repeat counts, ...)
+  NativeStream stream = nullptr;  // launch here; return without waiting for the device
+  int device_index = 0;
+};
+
+using KernelFn = void (*)(const KernelContext&);
+
+// Registers `fn` for `op` on `device_type` (a built-in type or one given to
+// register_device_backend). A later registration replaces an earlier one. An op call on a device
+// type with no kernel for it throws InvalidArgument naming the op and the device type.
+void register_kernel(const std::string& op, const std::string& device_type, KernelFn fn);
+
+// Kernel contracts (every dtype; strides in elements; the output is never aliased with an input):
+// "copy":  inputs[0] and outputs[0] have the same shape and any strides (an expanded input has
+//          stride 0 on broadcast dims); outputs[0][idx] = inputs[0][idx] for every index.
+// "repeat": inputs[0] has shape s (k dims, any strides); outputs[0] is contiguous with n >= k dims;
+//          attrs holds the n repeat counts r; out.shape[i] = r[i] * s'[i] where s' is s with n - k
+//          leading 1s; out[idx] = in[idx mod s'].
+// "reduce_sum_to": inputs[0] has shape D (n dims, any strides); outputs[0] is contiguous with n
+//          dims, each D[i] or 1; dims where the output is 1 and D is not are summed. bool throws
+//          InvalidArgument.
+// "empty": no inputs, one output; nothing to do (the output only needs memory).
+
+}  // namespace ofl
