@@ -67,7 +67,8 @@ class DeviceBackend {
   virtual int device_count() = 0;
   // Called on each VM worker thread before it runs work for `index`.
   virtual void set_device(int index) {}
-  // Raw device memory; nullptr when out of memory (the pool then frees its cache and retries).
+  // Raw device memory, aligned to at least 64 bytes (256 is usual); nullptr when out of memory (the
+  // pool then frees its cache and retries). Called for large segments, rarely.
   virtual void* allocate(int index, size_t bytes) = 0;
   virtual void deallocate(int index, void* ptr, size_t bytes) = 0;
   // Staging memory for host <-> device copies (pinned for CUDA). Default: 64-byte aligned malloc.

@@ -79,7 +79,8 @@ normal_stage() {
 }
 
 # The VM, pool (caching allocator) and API suites under sanitizers: KIND is asan (ASan+UBSan) or
-# tsan. Optimised -O1 with debug info, asserts on; the library and the two suites only.
+# tsan. Optimised -O1 with debug info, asserts on; the library, those suites and the kernels suite
+# (for the simulated accelerator's own tests).
 sanitizer_stage() {
   local kind="$1" dir="$build_dir-$1" san
   case "$kind" in
@@ -89,7 +90,7 @@ sanitizer_stage() {
   cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" "-DOFL_SANITIZE=$san" \
     -DOFL_BUILD_TESTS=ON -DOFL_BUILD_TOOLS=OFF >/dev/null || return
-  cmake --build "$dir" -j "$jobs" --target ofl_test_vm ofl_test_functional || return
+  cmake --build "$dir" -j "$jobs" --target ofl_test_vm ofl_test_functional ofl_test_kernels || return
   bash "$root/tests/sanitizers/run_suites.sh" "$kind" "$dir"
 }
 

@@ -84,6 +84,10 @@ void Stream::TrackLaunched(Instruction* instr) {
   }
   // Same-device successors wait for this, then wait on the device for the event recorded above.
   vm_->PublishLaunched(instr);
+  if (vm_->broken_rule() == VirtualMachine::BrokenRule::kCompleteAtLaunch) {
+    vm_->Finish(instr);  // the broken rule a test shows the simulator catches
+    return;
+  }
   std::lock_guard<std::mutex> lock(pending_mu_);
   pending_.push_back(instr);
   incomplete_.fetch_add(1, std::memory_order_release);
@@ -94,6 +98,11 @@ bool Stream::PollCompletions() {
   std::lock_guard<std::mutex> lock(pending_mu_);
   while (!pending_.empty()) {
     Instruction* instr = pending_.front();
+    // Completion follows dependence: an instruction that waited on the device for another stream's
+    // work is finished only after that work was (so a fault observed there reaches it first).
+    for (const InstrRef& p : instr->wait_for) {
+      if (!p->done()) return true;
+    }
     bool complete = false;
     try {
       complete = backend_->query_event(instr->event_);

@@ -327,18 +327,24 @@ void VirtualMachine::Run(Instruction* instr) {
     Instruction* p = pred.get();
     Stream* ps = p->stream();
     if (!(self->async() && ps->async() && ps->device() == self->device())) {
-      WaitDone(p);  // another device or the host: its work must be complete
+      // Another device or the host: its work must be complete.
+      if (self->async()) {
+        WaitPolling(self, [p] { return p->done_.load(std::memory_order_seq_cst); });
+      } else {
+        WaitDone(p);
+      }
       continue;
     }
     // The same asynchronous device: wait on the device, never for completion on the host.
-    WaitLaunched(p);
+    WaitPolling(self, [p] { return p->launched_.load(std::memory_order_seq_cst); });
     if (p->done() || p->event_ == nullptr) continue;
+    if (broken_rule_ == BrokenRule::kNoDeviceWait) continue;
     try {
       self->backend()->stream_wait_event(self->native(), p->event_);
     } catch (const std::exception& e) {
       Logger().warn("[#{} {}] stream_wait_event failed ({}); waiting for #{} on the host instead",
                     instr->id(), self->name(), e.what(), p->id());
-      WaitDone(p);
+      WaitPolling(self, [p] { return p->done_.load(std::memory_order_seq_cst); });
     }
   }
   running_instruction = instr;
@@ -434,10 +440,33 @@ void VirtualMachine::Run(Instruction* instr) {
   }
   running_instruction = nullptr;
   if (self->async()) {
+    if (broken_rule_ == BrokenRule::kFreeAtLaunch) ReleaseBlocks(instr);
     self->TrackLaunched(instr);  // from here on another thread may finish it
   } else {
     Finish(instr);
   }
+}
+
+template <class Ready>
+void VirtualMachine::WaitPolling(Stream* self, Ready&& ready) {
+  if (SpinUntil(
+          [&] {
+            self->PollCompletions();
+            return ready();
+          },
+          spin_ns_))
+    return;
+  // What this worker waits for may itself wait for work launched earlier on this stream, whose
+  // completion nobody else observes: keep finishing it while waiting.
+  waiters_.fetch_add(1, std::memory_order_seq_cst);
+  int64_t sleep_us = 2;
+  while (!ready()) {
+    self->PollCompletions();
+    std::unique_lock<std::mutex> lock(done_mu_);
+    done_cv_.wait_for(lock, std::chrono::microseconds(sleep_us), ready);
+    sleep_us = std::min<int64_t>(sleep_us * 2, 1000);
+  }
+  waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void VirtualMachine::PublishLaunched(Instruction* instr) {
@@ -448,15 +477,32 @@ void VirtualMachine::PublishLaunched(Instruction* instr) {
   }
 }
 
-void VirtualMachine::Finish(Instruction* instr) {
+void VirtualMachine::ReleaseBlocks(Instruction* instr) {
   // Free the blobs whose last user this was; closing the list makes later pushes fail.
   EagerBlobObject* dead = instr->releases_.exchange(kReleasesClosed, std::memory_order_acq_rel);
+  if (dead == kReleasesClosed) return;  // released already (a broken-rule test)
   while (dead != nullptr) {
     EagerBlobObject* next = dead->next_release;
     dead->Free();
     dead = next;
   }
   if (instr->computed_) instr->policy()->OnComplete(instr);
+}
+
+void VirtualMachine::Finish(Instruction* instr) {
+  if (instr->launched_.load(std::memory_order_relaxed) && instr->stream()->async() &&
+      !instr->error_ && !instr->policy()->RunsOnPoisonedInputs()) {
+    // A predecessor on the same device failed after this was launched behind it on the device:
+    // what it read is not valid, so it fails with the same error.
+    for (const BlobPtr& b : instr->policy()->reads()) {
+      if (b->error()) {
+        instr->error_ = b->error();
+        for (const BlobPtr& w : instr->policy()->writes()) w->set_error(b->error());
+        break;
+      }
+    }
+  }
+  ReleaseBlocks(instr);
   if (instr->trace) instr->complete_ns = std::max(instr->end_ns, NowNs());
   instr->launched_.store(true, std::memory_order_release);
   Complete(instr);

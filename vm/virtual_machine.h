@@ -98,6 +98,8 @@ class VirtualMachine {
   // The instruction is complete: frees the blobs folded into it, runs its policy's OnComplete and
   // publishes done. Called once, by whichever thread observed the completion.
   void Finish(Instruction* instr);
+  // Frees the blobs folded into the instruction and runs its policy's OnComplete (once).
+  void ReleaseBlocks(Instruction* instr);
   // Publishes "launched" (the instruction's completion event is recorded); wakes waiters.
   void PublishLaunched(Instruction* instr);
   // The device reported a fault for a launched instruction: it fails (its writes are poisoned and
@@ -135,6 +137,12 @@ class VirtualMachine {
   void StartTraceSession();
   TraceSession StopTraceSession();
 
+  // Test-only: breaks one rule of asynchronous devices (vm/THREADING.md), to show that the sim
+  // suites catch it. Call it first thing in a child process; there is no way back.
+  enum class BrokenRule { kNone, kCompleteAtLaunch, kNoDeviceWait, kFreeAtLaunch };
+  void BreakRuleForTest(BrokenRule rule) { broken_rule_ = rule; }
+  BrokenRule broken_rule() const { return broken_rule_; }
+
   // Drains what can finish (until nothing progresses for a while) and refuses further work.
   void Shutdown();
   bool shut_down() const { return shut_down_.load(); }
@@ -148,6 +156,10 @@ class VirtualMachine {
   void WaitDone(Instruction* instr);
   // Waits without a timeout until the instruction is launched (a predecessor on the same device).
   void WaitLaunched(Instruction* instr);
+  // A worker of an asynchronous stream waiting (no timeout) until ready(): it keeps finishing its
+  // own stream's completed work meanwhile, which what it waits for may depend on.
+  template <class Ready>
+  void WaitPolling(Stream* self, Ready&& ready);
   // Poisons instr's writes with a new error and keeps it for the next wait.
   VmErrorPtr FailInstruction(Instruction* instr, ErrorKind kind, const std::string& what);
   // Waits with the hang timeout (Wait, Sync).
@@ -239,6 +251,7 @@ class VirtualMachine {
   int64_t spin_ns_ = 50000;
   int64_t exit_stall_ns_ = 2000000000;
   std::atomic<bool> shut_down_{false};
+  BrokenRule broken_rule_ = BrokenRule::kNone;
 };
 
 }  // namespace ofl::vm

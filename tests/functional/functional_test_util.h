@@ -256,10 +256,13 @@ inline bool EnvSet(const char* name) {
 // Puts the test device pool's limit back to "none" when the test ends, however it ends.
 class MemoryLimitGuard {
  public:
-  MemoryLimitGuard() = default;
-  ~MemoryLimitGuard() { ofl::set_memory_limit(TestDevice(), 0); }
+  explicit MemoryLimitGuard(Device device = TestDevice()) : device_(device) {}
+  ~MemoryLimitGuard() { ofl::set_memory_limit(device_, 0); }
   MemoryLimitGuard(const MemoryLimitGuard&) = delete;
   MemoryLimitGuard& operator=(const MemoryLimitGuard&) = delete;
+
+ private:
+  Device device_;
 };
 
 // Names typed-test instances by dtype ("float32", "int64", ...).
