@@ -22,6 +22,7 @@ using nlohmann::json;
 
 constexpr int kPid = 1;
 constexpr int kIssueTidBase = 1000;
+constexpr int kDeviceTidBase = 500;  // + a stream's tid: that stream's device side
 constexpr int kPoolTidBase = 2000;
 
 json Metadata(const char* name, int tid, const json& args) {
@@ -68,6 +69,16 @@ std::string ToChromeTraceJson(const std::vector<TraceRecord>& records,
     if (stream_tid.emplace(streams[i], tid).second) AddTrackName(&events, tid, streams[i]);
   }
 
+  // Asynchronous streams' device side: tid kDeviceTidBase + the stream's tid.
+  for (const TraceRecord& r : records) {
+    if (r.async && stream_tid.count(r.stream) != 0) {
+      const int tid = kDeviceTidBase + stream_tid.at(r.stream);
+      if (stream_tid.emplace(r.stream + " (device)", tid).second) {
+        AddTrackName(&events, tid, r.stream + " (device: launched -> complete)");
+      }
+    }
+  }
+
   // Issuing threads: tid 1000 + k.
   std::map<int, bool> issue_threads;
   for (const TraceRecord& r : records) issue_threads[r.issue_thread] = true;
@@ -99,6 +110,7 @@ std::string ToChromeTraceJson(const std::vector<TraceRecord>& records,
                  {"ready", us(r.ready_ns)},
                  {"start", us(r.start_ns)},
                  {"end", us(r.end_ns)},
+                 {"complete", us(r.complete_ns)},
                  {"allocs", std::move(allocs)},
                  {"frees", r.folded_releases}};
     if (!r.error.empty()) args["error"] = r.error;
@@ -110,6 +122,18 @@ std::string ToChromeTraceJson(const std::vector<TraceRecord>& records,
                       {"ts", us(r.start_ns)},
                       {"dur", static_cast<double>(r.end_ns - r.start_ns) / 1000.0},
                       {"args", std::move(args)}});
+    if (r.async) {
+      // The device's side: from the launch until the completion event was seen.
+      events.push_back(
+          {{"ph", "X"},
+           {"name", r.op},
+           {"cat", "device"},
+           {"pid", kPid},
+           {"tid", kDeviceTidBase + tid},
+           {"ts", us(r.end_ns)},
+           {"dur", static_cast<double>(r.complete_ns - r.end_ns) / 1000.0},
+           {"args", {{"id", r.id}, {"launched", us(r.end_ns)}, {"complete", us(r.complete_ns)}}}});
+    }
     events.push_back({{"ph", "i"},
                       {"s", "t"},
                       {"name", "issue " + r.op},

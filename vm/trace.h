@@ -24,8 +24,11 @@ struct TraceRecord {
   std::vector<bool> dep_cross_stream;
   std::vector<AllocRecord> allocs;
   std::vector<uint64_t> folded_releases;  // blobs freed right after it ran (their tensors died)
-  int64_t issue_ns = 0, ready_ns = 0, start_ns = 0, end_ns = 0;
-  std::string error;  // empty when it succeeded
+  int64_t issue_ns = 0, ready_ns = 0, start_ns = 0;
+  int64_t end_ns = 0;       // launched: its worker returned from it
+  int64_t complete_ns = 0;  // its work finished (== end_ns on a synchronous device)
+  bool async = false;       // ran on an asynchronous device's stream
+  std::string error;        // empty when it succeeded
 };
 
 // One event of a watched caching pool (see CachingAllocator::SetObserver).

@@ -142,6 +142,24 @@ INSTANTIATE_TEST_SUITE_P(Devices, DeviceSemanticsTest, ::testing::Values("cpu", 
                            return s;
                          });
 
+TEST(SimDeviceTest, TheTraceShowsLaunchedAndComplete) {
+  const std::string path = ::testing::TempDir() + "sim_trace.json";
+  ofl::trace::start();
+  const Tensor x = ofl::tensor<float>({1, 2, 3}, Shape({3, 1}), Device("sim:0"));
+  EXPECT_EQ(x.expand({3, 4}).contiguous().to_vector<float>().size(), 12u);
+  ofl::trace::stop(path);
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string text;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) text.append(buf, n);
+  std::fclose(f);
+  // A device-side track per asynchronous stream, and each instruction's completion time.
+  EXPECT_NE(text.find("sim:0/compute (device: launched -> complete)"), std::string::npos);
+  EXPECT_NE(text.find("\"complete\""), std::string::npos);
+  EXPECT_NE(text.find("\"cat\":\"device\""), std::string::npos);
+}
+
 TEST(SimDeviceTest, AnIndexBeyondDeviceCountIsADeviceError) {
   ExpectThrowWith<DeviceError>([] { ofl::empty(Shape({2}), DType::kFloat32, Device("sim:2")); },
                                {"sim:2", "2 device(s)"});

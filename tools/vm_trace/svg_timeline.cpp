@@ -225,6 +225,15 @@ void WriteSvg(const TraceModel& model, std::ostream& out, const SvgOptions& opti
     for (const TraceInstr* in : per_lane[li]) {
       const double x = x_of(in->start);
       const double w = std::max(0.6, in->duration() * scale);
+      if (in->complete > in->end) {
+        // On an asynchronous device: a thin bar from the launch to the completion.
+        out << "<rect class=\"device\" x=\"" << Num(x_of(in->end)) << "\" y=\""
+            << Num(y + kLaneHeight - 5) << "\" width=\""
+            << Num(std::max(0.6, (in->complete - in->end) * scale)) << "\" height=\"3\" fill=\""
+            << color_of(in->op) << "\" opacity=\"0.5\"><title>" << XmlEscape(in->op) << " #"
+            << in->id << " on the device: launched " << Num(in->end) << " us, complete "
+            << Num(in->complete) << " us</title></rect>\n";
+      }
       out << "<rect class=\"instr" << (in->error.empty() ? "" : " err") << "\" x=\"" << Num(x)
           << "\" y=\"" << Num(y + 2) << "\" width=\"" << Num(w) << "\" height=\""
           << Num(kLaneHeight - 4) << "\" fill=\"" << color_of(in->op)

@@ -127,6 +127,9 @@ class ModelBuilder {
     if (ph == "M") {
       if (name == "thread_name") thread_names_[tid] = r.String(r.Args(), "name");
     } else if (ph == "X") {
+      // An asynchronous device's side of an instruction (launched -> complete) repeats what the
+      // instruction's own "complete" field says.
+      if (ev.contains("cat") && ev["cat"] == "device") return;
       AddInstruction(r, ev, name, tid);
     } else if (ph == "C") {
       const std::string device = AfterPrefix(name, "memory ");
@@ -178,6 +181,7 @@ class ModelBuilder {
     in.stream = r.String(args, "stream");
     in.issue = r.Number(args, "issue", in.start);
     in.ready = r.Number(args, "ready", in.issue);
+    in.complete = std::max(in.end, r.Number(args, "complete", in.end));
     in.reads = r.Ids(args, "reads");
     in.writes = r.Ids(args, "writes");
     in.deps = r.Ids(args, "deps");

@@ -31,7 +31,8 @@ struct TraceInstr {
   std::string policy;
   std::string stream;  // the lane's name
   int64_t tid = 0;
-  double issue = 0, ready = 0, start = 0, end = 0;
+  double issue = 0, ready = 0, start = 0, end = 0;  // end: launched
+  double complete = 0;  // its work finished on the device (== end on a synchronous device)
   std::vector<uint64_t> reads, writes, deps;
   std::vector<bool> cross_stream;  // parallel to deps
   std::vector<TraceAlloc> allocs;

@@ -279,9 +279,11 @@ int main(int argc, char** argv) {
   auto* workload_opt = app.add_option("--workload,-w", workload, "the workload to run")
                            ->check(CLI::IsMember(names))
                            ->type_name("NAME");
-  auto* device_opt = app.add_option("--device,-d", device, "where it runs: cpu, cpu:N or cuda:N")
-                         ->type_name("DEVICE")
-                         ->capture_default_str();
+  auto* device_opt =
+      app.add_option("--device,-d", device,
+                     "where it runs: cpu, sim:N (the simulated asynchronous accelerator) or cuda:N")
+          ->type_name("DEVICE")
+          ->capture_default_str();
   const CLI::Validator at_least_one(
       [](std::string& v) -> std::string {
         char* end = nullptr;
