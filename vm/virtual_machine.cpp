@@ -26,6 +26,8 @@ thread_local Instruction* running_instruction = nullptr;
 
 Instruction* VirtualMachine::RunningInstruction() { return running_instruction; }
 
+uint64_t VirtualMachine::CurrentTracedInstruction() { return current_traced_instruction; }
+
 VirtualMachine& VirtualMachine::Get() {
   static VirtualMachine* vm = [] {
     auto* v = new VirtualMachine();
@@ -70,105 +72,6 @@ void VirtualMachine::SetWaterMarks(int64_t high, int64_t low) {
     low_water_.store(low, std::memory_order_relaxed);
   }
   done_cv_.notify_all();  // a blocked submitter re-checks against the new marks
-}
-
-CachingAllocator* VirtualMachine::GetAllocator(const Device& device) {
-  DeviceBackend* backend = nullptr;
-  try {
-    backend = kernels::GetBackend(device.type());
-  } catch (const DeviceError& e) {
-    throw DeviceError(device.str() + ": " + e.what());
-  }
-  std::lock_guard<std::mutex> lock(streams_mu_);
-  auto& pool = pools_[device.str()];
-  if (!pool) {
-    std::unique_ptr<AllocatorBackend> memory;
-    if (device.is_cpu()) {
-      memory = std::make_unique<CpuAllocatorBackend>();
-    } else {
-      int count = 0;
-      try {
-        count = backend->device_count();
-      } catch (const std::exception& e) {
-        pools_.erase(device.str());
-        throw DeviceError(device.str() + ": device_count() failed: " + e.what());
-      }
-      if (device.index() >= count) {
-        pools_.erase(device.str());
-        throw DeviceError(device.str() + ": no such device: device type " +
-                          to_string(device.type()) + " has " + std::to_string(count) +
-                          " device(s) on this machine (valid indices 0.." +
-                          std::to_string(count - 1) + ")");
-      }
-      memory = std::make_unique<DeviceMemoryBackend>(backend, device.index());
-    }
-    pool = std::make_unique<CachingAllocator>(device, std::move(memory));
-    if (observing_pools_) {
-      pool->SetObserver([this, name = device.str()](const PoolEvent& e) { OnPoolEvent(name, e); });
-    }
-  }
-  return pool.get();
-}
-
-Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
-  if (any_device_failed_.load(std::memory_order_relaxed)) CheckDeviceUsable(device);
-  const int index = device.index();
-  std::atomic<Stream*>* fast = nullptr;
-  if (index < kMaxFastDeviceIndex) {
-    fast = &fast_streams_[static_cast<int>(device.type())][index][static_cast<int>(role)];
-    if (Stream* s = fast->load(std::memory_order_acquire)) return s;
-  }
-  CachingAllocator* pool = GetAllocator(device);
-  DeviceBackend* backend = kernels::GetBackend(device.type());
-  std::lock_guard<std::mutex> lock(streams_mu_);
-  auto key = std::make_pair(device.str(), static_cast<int>(role));
-  auto& s = streams_[key];
-  if (!s) {
-    try {
-      s = std::make_unique<Stream>(this, device, role, pool, backend);
-    } catch (const std::exception& e) {
-      streams_.erase(key);
-      throw DeviceError(device.str() + ": creating its " + to_string(role) +
-                        " stream failed: " + e.what());
-    }
-    s->set_index(static_cast<int>(stream_list_.size()));
-    stream_list_.push_back(s.get());
-  }
-  if (fast != nullptr) fast->store(s.get(), std::memory_order_release);
-  return s.get();
-}
-
-void VirtualMachine::MarkDeviceFailed(const Device& device, const std::string& what) {
-  {
-    std::lock_guard<std::mutex> lock(failed_mu_);
-    failed_devices_.emplace(device.str(), what);  // keeps the first fault
-  }
-  any_device_failed_.store(true, std::memory_order_seq_cst);
-  Logger().error("{} failed: {}; every later op on it throws DeviceError", device.str(), what);
-}
-
-void VirtualMachine::CheckDeviceUsable(const Device& device) {
-  std::lock_guard<std::mutex> lock(failed_mu_);
-  auto it = failed_devices_.find(device.str());
-  if (it == failed_devices_.end()) return;
-  throw DeviceError(device.str() + " is unusable: it failed earlier with a fault it cannot " +
-                    "recover from (first fault: " + it->second + ")");
-}
-
-bool VirtualMachine::IsFailed(const Device& device) {
-  std::lock_guard<std::mutex> lock(failed_mu_);
-  return failed_devices_.count(device.str()) != 0;
-}
-
-void VirtualMachine::DrainDevice(const Device& device) {
-  for (Stream* s : streams()) {
-    if (s->device() == device && s->async()) s->DrainCompletions();
-  }
-}
-
-std::vector<Stream*> VirtualMachine::streams() {
-  std::lock_guard<std::mutex> lock(streams_mu_);
-  return stream_list_;
 }
 
 void VirtualMachine::Connect(Instruction* instr, const InstrRef& pred) {
@@ -548,29 +451,7 @@ void VirtualMachine::RecordError(const VmErrorPtr& err) {
 
 void VirtualMachine::Reap(bool all, Graveyard* graveyard) {
   auto retire = [&](Instruction* instr) {
-    if (instr->trace) {
-      TraceRecord rec;
-      rec.id = instr->id();
-      rec.policy = instr->policy()->policy_name();
-      rec.op = instr->policy()->op_name();
-      rec.stream = instr->stream()->name();
-      rec.issue_thread = instr->issue_thread;
-      for (const BlobPtr& b : instr->policy()->reads()) rec.reads.push_back(b->id());
-      for (const BlobPtr& b : instr->policy()->writes()) rec.writes.push_back(b->id());
-      rec.deps = instr->dep_ids;
-      rec.dep_cross_stream = instr->dep_cross_stream;
-      rec.allocs = instr->allocs;
-      rec.issue_ns = instr->issue_ns;
-      rec.ready_ns = instr->ready_ns;
-      rec.start_ns = instr->start_ns;
-      rec.end_ns = instr->end_ns;
-      rec.complete_ns = std::max(instr->end_ns, instr->complete_ns);
-      rec.async = instr->stream()->async();
-      if (instr->error()) rec.error = instr->error()->message;
-      rec.folded_releases.assign(instr->folded_releases.begin(), instr->folded_releases.end());
-      std::lock_guard<std::mutex> lock(trace_mu_);
-      trace_.push_back(std::move(rec));
-    }
+    if (instr->trace) RecordTrace(instr);
     // Dropping the policy releases the blobs it held: a finished instruction left in a blob's
     // dependence must not keep other blobs (and, through them, itself) alive.
     graveyard->Add(instr->ReleaseOperands());
@@ -594,121 +475,6 @@ void VirtualMachine::Reap(bool all, Graveyard* graveyard) {
     }
     in_flight_.swap(keep);
   }
-}
-
-void VirtualMachine::SetTracing(bool on) {
-  if (on && !tracing_.load()) trace_origin_ns_.store(NowNs());
-  ObservePools(on);
-  tracing_.store(on);
-}
-
-void VirtualMachine::ObservePools(bool on) {
-  std::lock_guard<std::mutex> lock(streams_mu_);
-  if (observing_pools_ == on) return;
-  observing_pools_ = on;
-  for (auto& [name, pool] : pools_) {
-    if (on) {
-      pool->SetObserver([this, name = name](const PoolEvent& e) { OnPoolEvent(name, e); });
-    } else {
-      pool->SetObserver(nullptr);
-    }
-  }
-}
-
-void VirtualMachine::OnPoolEvent(const std::string& device, const PoolEvent& event) {
-  PoolEventRecord rec;
-  rec.ts_ns = NowNs();
-  rec.device = device;
-  rec.kind = event.kind;
-  rec.address = event.address;
-  rec.bytes = event.bytes;
-  rec.requested = event.requested;
-  rec.cache_hit = event.cache_hit;
-  rec.owner = event.owner;
-  rec.allocated_bytes = event.allocated_bytes;
-  rec.reserved_bytes = event.reserved_bytes;
-  rec.instruction = current_traced_instruction;
-  std::lock_guard<std::mutex> lock(pool_events_mu_);
-  pool_events_.push_back(std::move(rec));
-}
-
-std::vector<PoolEventRecord> VirtualMachine::TakePoolEvents() {
-  std::lock_guard<std::mutex> lock(pool_events_mu_);
-  std::vector<PoolEventRecord> out;
-  out.swap(pool_events_);
-  return out;
-}
-
-void VirtualMachine::StartTraceSession() {
-  tracing_.store(false);
-  TakeTrace();
-  TakePoolEvents();
-  SetTracing(true);
-}
-
-TraceSession VirtualMachine::StopTraceSession() {
-  tracing_.store(false);
-  try {
-    WaitForAllIssued("ofl::trace::stop");
-  } catch (const Error& e) {
-    Logger().warn("trace: stopping without the instructions that did not finish: {}", e.what());
-  }
-  ObservePools(false);
-  TraceSession session;
-  session.records = TakeTrace();
-  session.pool_events = TakePoolEvents();
-  for (Stream* s : streams()) session.stream_names.push_back(s->name());
-  session.origin_ns = trace_origin_ns_.load();
-  return session;
-}
-
-void VirtualMachine::AtExit() {
-  VirtualMachine& vm = Get();
-  vm.Shutdown();
-  if (vm.trace_path_.empty() || !vm.tracing()) return;
-  try {
-    const TraceSession session = vm.StopTraceSession();
-    WriteChromeTrace(vm.trace_path_, session);
-    Logger().info("trace: wrote {} instruction(s) to {}", session.records.size(), vm.trace_path_);
-  } catch (const std::exception& e) {
-    Logger().error("OFL_TRACE: {}", e.what());
-  }
-}
-
-std::vector<TraceRecord> VirtualMachine::TakeTrace() {
-  {
-    Graveyard graveyard;
-    std::lock_guard<std::mutex> lock(submit_mu_);
-    Reap(true, &graveyard);
-  }
-  std::lock_guard<std::mutex> lock(trace_mu_);
-  std::vector<TraceRecord> out;
-  out.swap(trace_);
-  std::sort(out.begin(), out.end(),
-            [](const TraceRecord& a, const TraceRecord& b) { return a.id < b.id; });
-  return out;
-}
-
-void VirtualMachine::Shutdown() {
-  // Let queued work finish while it makes progress; give up on work that is stuck (a callback
-  // waiting for something that will never come) so that exit never hangs.
-  const int64_t stall_ns = exit_stall_ns_;
-  int64_t last = PendingCount();
-  int64_t last_change = NowNs();
-  while (PendingCount() > 0) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-    const int64_t now = PendingCount();
-    if (now != last) {
-      last = now;
-      last_change = NowNs();
-    } else if (NowNs() - last_change > stall_ns) {
-      Logger().warn("exiting with {} instruction(s) still in flight that made no progress", now);
-      break;
-    }
-  }
-  shut_down_.store(true);
-  std::lock_guard<std::mutex> lock(done_mu_);
-  done_cv_.notify_all();
 }
 
 }  // namespace ofl::vm

@@ -184,6 +184,11 @@ class VirtualMachine {
   void WaitForAllIssued(const char* caller);
   void ObservePools(bool on);
   void OnPoolEvent(const std::string& device, const PoolEvent& event);
+  // Keeps a retired traced instruction's TraceRecord.
+  void RecordTrace(Instruction* instr);
+  // The traced instruction this worker is running (0 when none), so that the pool events its
+  // Prepare and frees cause can name it.
+  static uint64_t CurrentTracedInstruction();
   // The exit hook: drain, then write the OFL_TRACE file.
   static void AtExit();
   // Retires finished instructions from the front of in_flight_ (all finished ones when `all`).

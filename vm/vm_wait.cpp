@@ -2,15 +2,8 @@
 // (what every pending instruction waits for), and the check that stops a VM worker from waiting for
 // work queued behind itself.
 //
-// Invariants (the rest of the VM's are in virtual_machine.h and stream.h):
-// - A waiter sleeps on done_cv_ only after incrementing waiters_; Complete() notifies under
-//   done_mu_ whenever waiters_ > 0 (seq_cst on both sides), so no wake-up is lost.
-// - "No progress" means completed_ did not change for a whole wait timeout; only then is a hang
-//   reported. Slow work that keeps completing is never a hang.
-// - Abandoning races with the worker through one compare-and-swap on Instruction::run_state_:
-//   kQueued -> kAbandoned (waiter) or kQueued -> kStarted (worker). The loser knows for certain.
-// - A started instruction that touches the caller's memory is waited for to the end: its callback
-//   is a bounded copy, and returning earlier would let the caller free memory it still uses.
+// The invariants these waits rely on (wake-ups, progress, abandoning, caller memory) are written
+// down with the rest of the VM's in vm/THREADING.md.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -1,0 +1,112 @@
+// The VirtualMachine's devices: their pools and streams (made on first use, through the device
+// backend registry), devices that failed, and draining a device's launched work.
+#include <string>
+#include <vector>
+
+#include "kernels/device_backend.h"
+#include "oneflow_lite/error.h"
+#include "vm/log.h"
+#include "vm/virtual_machine.h"
+
+namespace ofl::vm {
+
+CachingAllocator* VirtualMachine::GetAllocator(const Device& device) {
+  DeviceBackend* backend = nullptr;
+  try {
+    backend = kernels::GetBackend(device.type());
+  } catch (const DeviceError& e) {
+    throw DeviceError(device.str() + ": " + e.what());
+  }
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  auto& pool = pools_[device.str()];
+  if (!pool) {
+    std::unique_ptr<AllocatorBackend> memory;
+    if (device.is_cpu()) {
+      memory = std::make_unique<CpuAllocatorBackend>();
+    } else {
+      int count = 0;
+      try {
+        count = backend->device_count();
+      } catch (const std::exception& e) {
+        pools_.erase(device.str());
+        throw DeviceError(device.str() + ": device_count() failed: " + e.what());
+      }
+      if (device.index() >= count) {
+        pools_.erase(device.str());
+        throw DeviceError(device.str() + ": no such device: device type " +
+                          to_string(device.type()) + " has " + std::to_string(count) +
+                          " device(s) on this machine (valid indices 0.." +
+                          std::to_string(count - 1) + ")");
+      }
+      memory = std::make_unique<DeviceMemoryBackend>(backend, device.index());
+    }
+    pool = std::make_unique<CachingAllocator>(device, std::move(memory));
+    if (observing_pools_) {
+      pool->SetObserver([this, name = device.str()](const PoolEvent& e) { OnPoolEvent(name, e); });
+    }
+  }
+  return pool.get();
+}
+
+Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
+  if (any_device_failed_.load(std::memory_order_relaxed)) CheckDeviceUsable(device);
+  const int index = device.index();
+  std::atomic<Stream*>* fast = nullptr;
+  if (index < kMaxFastDeviceIndex) {
+    fast = &fast_streams_[static_cast<int>(device.type())][index][static_cast<int>(role)];
+    if (Stream* s = fast->load(std::memory_order_acquire)) return s;
+  }
+  CachingAllocator* pool = GetAllocator(device);
+  DeviceBackend* backend = kernels::GetBackend(device.type());
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  auto key = std::make_pair(device.str(), static_cast<int>(role));
+  auto& s = streams_[key];
+  if (!s) {
+    try {
+      s = std::make_unique<Stream>(this, device, role, pool, backend);
+    } catch (const std::exception& e) {
+      streams_.erase(key);
+      throw DeviceError(device.str() + ": creating its " + to_string(role) +
+                        " stream failed: " + e.what());
+    }
+    s->set_index(static_cast<int>(stream_list_.size()));
+    stream_list_.push_back(s.get());
+  }
+  if (fast != nullptr) fast->store(s.get(), std::memory_order_release);
+  return s.get();
+}
+
+void VirtualMachine::MarkDeviceFailed(const Device& device, const std::string& what) {
+  {
+    std::lock_guard<std::mutex> lock(failed_mu_);
+    failed_devices_.emplace(device.str(), what);  // keeps the first fault
+  }
+  any_device_failed_.store(true, std::memory_order_seq_cst);
+  Logger().error("{} failed: {}; every later op on it throws DeviceError", device.str(), what);
+}
+
+void VirtualMachine::CheckDeviceUsable(const Device& device) {
+  std::lock_guard<std::mutex> lock(failed_mu_);
+  auto it = failed_devices_.find(device.str());
+  if (it == failed_devices_.end()) return;
+  throw DeviceError(device.str() + " is unusable: it failed earlier with a fault it cannot " +
+                    "recover from (first fault: " + it->second + ")");
+}
+
+bool VirtualMachine::IsFailed(const Device& device) {
+  std::lock_guard<std::mutex> lock(failed_mu_);
+  return failed_devices_.count(device.str()) != 0;
+}
+
+void VirtualMachine::DrainDevice(const Device& device) {
+  for (Stream* s : streams()) {
+    if (s->device() == device && s->async()) s->DrainCompletions();
+  }
+}
+
+std::vector<Stream*> VirtualMachine::streams() {
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  return stream_list_;
+}
+
+}  // namespace ofl::vm
