@@ -25,5 +25,8 @@ KernelFn FindKernel(const std::string& op, DeviceType device_type);
 // Returns nullptr instead of throwing.
 KernelFn TryFindKernel(const std::string& op, DeviceType device_type);
 void RegisterKernel(const std::string& op, DeviceType device_type, KernelFn fn);
+// For the library's own kernels, registered lazily (on the first look-up, or the first use of the
+// device type): keeps a kernel a program registered before for the same op and type.
+void RegisterBuiltinKernel(const std::string& op, DeviceType device_type, KernelFn fn);
 
 }  // namespace ofl::kernels

@@ -37,7 +37,11 @@ Stream::Stream(VirtualMachine* vm, Device device, StreamRole role, CachingAlloca
   worker_ = std::thread([this] { WorkerLoop(); });
 }
 
-Stream::~Stream() {
+Stream::~Stream() { Stop(); }
+
+void Stream::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
   stop_.store(true, std::memory_order_seq_cst);
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -43,7 +43,11 @@ class Stream {
   // Creates the backend's native stream (its errors propagate) and starts the worker.
   Stream(VirtualMachine* vm, Device device, StreamRole role, CachingAllocator* pool,
          DeviceBackend* backend);
-  ~Stream();  // stops the worker after it drained its queue and its launched work completed
+  ~Stream();  // Stop()
+
+  // Stops the worker after it drained its queue, waits for its launched work to complete, then
+  // destroys its events and its native stream. Idempotent; not concurrent with Push.
+  void Stop();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
@@ -97,6 +101,7 @@ class Stream {
   std::mutex mu_;
   std::condition_variable cv_;
   std::thread worker_;
+  bool stopped_ = false;
 
   // Launched, incomplete instructions in launch order (asynchronous streams only).
   std::mutex pending_mu_;

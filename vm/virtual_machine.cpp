@@ -183,7 +183,7 @@ void VirtualMachine::Submit(FastVector<InstrRef>& batch, bool back_pressure) {
       err->op_name = ref->policy()->op_name();
       err->instruction_id = ref->id();
       err->message = err->op_name + " (instruction #" + std::to_string(ref->id()) +
-                     ") was not run: the virtual machine has shut down (process exit)";
+                     ") was not run: the runtime was shut down (ofl::shutdown or process exit)";
       ref->error_ = err;
       ref->done_.store(true, std::memory_order_seq_cst);
     }

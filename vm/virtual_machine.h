@@ -143,8 +143,14 @@ class VirtualMachine {
   void BreakRuleForTest(BrokenRule rule) { broken_rule_ = rule; }
   BrokenRule broken_rule() const { return broken_rule_; }
 
-  // Drains what can finish (until nothing progresses for a while) and refuses further work.
+  // Drains what can finish (until nothing progresses for a while) and refuses further work: then,
+  // if everything finished, stops every worker (each after its launched device work completed),
+  // destroys the streams' events and native streams, and returns every pool's memory to its
+  // backend. Idempotent (ofl::shutdown, then the exit hook). Streams and pools stay as objects, so
+  // tensors that die later free into closed pools harmlessly; new work throws Error.
   void Shutdown();
+  // Throws Error saying the runtime was shut down, naming `what`.
+  [[noreturn]] static void ThrowShutDown(const std::string& what);
   bool shut_down() const { return shut_down_.load(); }
 
  private:

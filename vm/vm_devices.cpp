@@ -50,6 +50,7 @@ CachingAllocator* VirtualMachine::GetAllocator(const Device& device) {
 
 Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
   if (any_device_failed_.load(std::memory_order_relaxed)) CheckDeviceUsable(device);
+  if (shut_down_.load(std::memory_order_relaxed)) ThrowShutDown(device.str());
   const int index = device.index();
   std::atomic<Stream*>* fast = nullptr;
   if (index < kMaxFastDeviceIndex) {
@@ -74,6 +75,12 @@ Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
   }
   if (fast != nullptr) fast->store(s.get(), std::memory_order_release);
   return s.get();
+}
+
+void VirtualMachine::ThrowShutDown(const std::string& what) {
+  throw Error(what +
+              ": the runtime was shut down (ofl::shutdown or process exit); no more work "
+              "can be issued");
 }
 
 void VirtualMachine::MarkDeviceFailed(const Device& device, const std::string& what) {

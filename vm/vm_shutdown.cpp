@@ -38,9 +38,32 @@ void VirtualMachine::Shutdown() {
       break;
     }
   }
-  shut_down_.store(true);
-  std::lock_guard<std::mutex> lock(done_mu_);
-  done_cv_.notify_all();
+  const bool drained = PendingCount() == 0;
+  if (shut_down_.exchange(true)) return;  // a second call (the exit hook after ofl::shutdown)
+  {
+    std::lock_guard<std::mutex> lock(done_mu_);
+    done_cv_.notify_all();
+  }
+  if (!drained) return;  // a stuck worker cannot be joined: leave the streams to the process exit
+  // Workers first (each waits for its launched device work), then the pools: no worker can free
+  // into a closed pool, and no device memory goes back while the device may still use it. Last,
+  // the backends' own state stays (a CUDA runtime or MPI tears itself down after this).
+  std::vector<Stream*> all = streams();
+  for (Stream* s : all) {
+    try {
+      s->Stop();
+    } catch (const std::exception& e) {
+      Logger().warn("shutdown: stopping {} failed: {}", s->name(), e.what());
+    }
+  }
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  for (auto& [name, pool] : pools_) {
+    try {
+      pool->Close();
+    } catch (const std::exception& e) {
+      Logger().warn("shutdown: returning the memory of {} failed: {}", name, e.what());
+    }
+  }
 }
 
 }  // namespace ofl::vm

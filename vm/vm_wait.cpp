@@ -261,6 +261,7 @@ void VirtualMachine::ThrowIfFailed(Instruction* instr) {
 }
 
 void VirtualMachine::WaitForAllIssued(const char* caller) {
+  if (shut_down_.load()) return;  // nothing runs any more: there is nothing to wait for
   if (const Instruction* running = RunningInstruction()) {
     throw Error(std::string(caller) + ": cannot wait from inside a callback running on " +
                 running->stream()->name() + " (" + Describe(running) +
@@ -277,6 +278,7 @@ void VirtualMachine::WaitForAllIssued(const char* caller) {
 }
 
 void VirtualMachine::Sync() {
+  if (shut_down_.load()) ThrowShutDown("sync");
   WaitForAllIssued("sync");
   {
     Graveyard graveyard;

@@ -6,10 +6,10 @@ namespace ofl::kernels::cpu {
 void EmptyKernel(const KernelContext& /*ctx*/) {}
 
 void RegisterCpuKernels() {
-  RegisterKernel("copy", DeviceType::kCPU, &CopyKernel);
-  RegisterKernel("repeat", DeviceType::kCPU, &RepeatKernel);
-  RegisterKernel("reduce_sum_to", DeviceType::kCPU, &ReduceSumToKernel);
-  RegisterKernel("empty", DeviceType::kCPU, &EmptyKernel);
+  RegisterBuiltinKernel("copy", DeviceType::kCPU, &CopyKernel);
+  RegisterBuiltinKernel("repeat", DeviceType::kCPU, &RepeatKernel);
+  RegisterBuiltinKernel("reduce_sum_to", DeviceType::kCPU, &ReduceSumToKernel);
+  RegisterBuiltinKernel("empty", DeviceType::kCPU, &EmptyKernel);
 }
 
 }  // namespace ofl::kernels::cpu

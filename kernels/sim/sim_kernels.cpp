@@ -58,10 +58,10 @@ void ReduceSumToKernel(const KernelContext& ctx) {
 void EmptyKernel(const KernelContext& /*ctx*/) {}
 
 void RegisterSimKernels() {
-  ofl::register_kernel("copy", "sim", &CopyKernel);
-  ofl::register_kernel("repeat", "sim", &RepeatKernel);
-  ofl::register_kernel("reduce_sum_to", "sim", &ReduceSumToKernel);
-  ofl::register_kernel("empty", "sim", &EmptyKernel);
+  RegisterBuiltinKernel("copy", DeviceType::kSim, &CopyKernel);
+  RegisterBuiltinKernel("repeat", DeviceType::kSim, &RepeatKernel);
+  RegisterBuiltinKernel("reduce_sum_to", DeviceType::kSim, &ReduceSumToKernel);
+  RegisterBuiltinKernel("empty", DeviceType::kSim, &EmptyKernel);
 }
 
 }  // namespace ofl::kernels::sim

@@ -210,6 +210,8 @@ Tensor Tensor::to(const Device& device) const {
 
 void sync() { vm::VirtualMachine::Get().Sync(); }
 
+void shutdown() { vm::VirtualMachine::Get().Shutdown(); }
+
 MemoryStats memory_stats(const Device& device) {
   return vm::VirtualMachine::Get().GetAllocator(device)->stats();
 }

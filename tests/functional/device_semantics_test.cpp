@@ -230,6 +230,43 @@ TEST(SimDeviceTest, AStickyFaultFailsThatDeviceOnlyAndNamesTheFirstFault) {
   EXPECT_EXIT(StickyFaultChild(), ::testing::ExitedWithCode(0), "");
 }
 
+// The child of ShutdownWithWorkInFlightDrainsJoinsAndRefusesLaterCalls: exits 0 when shutdown
+// finished the queued work (a read that came before it saw the values), returned the pools'
+// memory, and every later call threw Error while tensors could still die.
+[[noreturn]] void ShutdownChild() {
+  std::vector<Tensor> keep;
+  for (const char* d : {"cpu", "sim:0", "sim:1"}) {
+    const Tensor x = ofl::tensor<float>({1, 2, 3}, Shape({3, 1}), Device(d));
+    for (int i = 0; i < 50; ++i) keep.push_back(x.expand({3, 64}).contiguous().repeat({2, 1}));
+  }
+  const bool read_ok = keep.back().to_vector<float>().size() == 384;
+  for (int i = 0; i < 50; ++i) keep.push_back(keep[i].repeat({1, 2}));  // in flight at shutdown
+  ofl::shutdown();
+  ofl::shutdown();  // idempotent
+  const bool memory_returned = ofl::memory_stats(Device("sim:0")).reserved_bytes == 0 &&
+                               ofl::memory_stats(Device("cpu")).reserved_bytes == 0;
+  int refused = 0;
+  const auto expect_error = [&](const std::function<void()>& fn) {
+    try {
+      fn();
+    } catch (const Error& e) {
+      refused += std::string(e.what()).find("shut down") != std::string::npos ? 1 : 0;
+    }
+  };
+  expect_error([] { ofl::empty(Shape({2}), DType::kFloat32, Device("sim:0")); });
+  expect_error([&] { keep[0].repeat({2, 1}); });
+  expect_error([&] { keep[0].to_vector<float>(); });
+  expect_error([&] { keep[60].to_vector<float>(); });
+  expect_error([] { ofl::sync(); });
+  keep.clear();  // tensors die after the runtime: no crash
+  std::exit(read_ok && memory_returned && refused == 5 ? 0 : 3 + refused);
+}
+
+TEST(ShutdownTest, ShutdownWithWorkInFlightDrainsJoinsAndRefusesLaterCalls) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(ShutdownChild(), ::testing::ExitedWithCode(0), "");
+}
+
 // A device type with a backend but no kernels: ops name the op and the type.
 class HostMemoryBackend final : public DeviceBackend {
  public:

@@ -1,18 +1,31 @@
-// Helpers for the CPU kernel tests: random shapes, random strided views over raw byte buffers, and
-// the naive index arithmetic the reference implementations use. Deliberately independent of
+// Helpers for the kernel tests: random shapes, random strided views over raw byte buffers, the
+// naive index arithmetic the reference implementations use, and RunKernel, which runs a kernel on
+// the device the suite is run for (OFL_TEST_DEVICE) over host buffers. Deliberately independent of
 // kernels/index_util.h, so a bug there cannot hide in both the kernel and its reference.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "kernels/device_backend.h"
 #include "kernels/kernel.h"
+#include "oneflow_lite/device.h"
 #include "oneflow_lite/dtype.h"
+#include "oneflow_lite/error.h"
+#include "oneflow_lite/extension.h"
 #include "oneflow_lite/shape.h"
 
 namespace ofl::kernels::testing {
@@ -234,6 +247,177 @@ inline void StoreDouble(char* p, DType dtype, double v) {
 inline bool IsFloat(DType d) {
   return d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kFloat32 ||
          d == DType::kFloat64;
+}
+
+// ---- Running a kernel on the test device ----------------------------------------------------
+
+// The device the value tests run their kernels on: OFL_TEST_DEVICE ("cpu" when unset; "sim:0" or
+// "sim:1" for the simulated asynchronous accelerator). CTest runs the suite once per device, so
+// the same references check every backend's kernels.
+inline Device KernelTestDevice() {
+  static const Device device = [] {
+    const char* v = std::getenv("OFL_TEST_DEVICE");
+    return Device(v != nullptr && *v != '\0' ? v : "cpu");
+  }();
+  return device;
+}
+
+namespace detail {
+
+// The elements a strided view reaches, relative to its data pointer: [first, first + count).
+// Strides may be negative (first < 0); a view with no elements reaches nothing (count 0).
+struct Extent {
+  int64_t first = 0;
+  int64_t count = 0;
+};
+
+inline Extent ExtentOf(const TensorArg& a) {
+  if (a.shape.numel() == 0) return {};
+  int64_t lo = 0;
+  int64_t hi = 0;
+  for (int i = 0; i < a.shape.ndim(); ++i) {
+    const int64_t span = (a.shape[i] - 1) * a.stride[i];
+    (span < 0 ? lo : hi) += span;
+  }
+  return {lo, hi - lo + 1};
+}
+
+// One stream and one event per device for the whole process: a sim stream is a thread, too dear
+// to start for each of the thousands of launches. Never destroyed, like the sim backend itself,
+// whose streams may outlive the statics.
+struct DeviceQueue {
+  NativeStream stream = nullptr;
+  NativeEvent event = nullptr;
+};
+
+inline DeviceQueue QueueFor(DeviceBackend* backend, const Device& device) {
+  static std::mutex mu;
+  static auto* queues = new std::map<std::pair<DeviceType, int>, DeviceQueue>();
+  std::lock_guard<std::mutex> lock(mu);
+  DeviceQueue& q = (*queues)[{device.type(), device.index()}];
+  if (q.stream == nullptr) {
+    q.stream = backend->create_stream(device.index());
+    q.event = backend->create_event(device.index());
+  }
+  return q;
+}
+
+// The device memory of one launch. Every path out (a kernel that throws at launch, a failed copy,
+// a DeviceError from the wait) first waits for the stream, then frees: a copy or kernel still
+// queued must not touch memory that went back (the sim poisons it at once and may hand it to the
+// next test's launch).
+class DeviceLaunch {
+ public:
+  DeviceLaunch(DeviceBackend* backend, const Device& device)
+      : backend_(backend), index_(device.index()), queue_(QueueFor(backend, device)) {}
+  DeviceLaunch(const DeviceLaunch&) = delete;
+  DeviceLaunch& operator=(const DeviceLaunch&) = delete;
+
+  ~DeviceLaunch() {
+    if (!waited_) {
+      try {
+        Wait();
+      } catch (...) {
+        // An error is propagating already (this wait only keeps the frees safe); the first one
+        // is the one to report.
+      }
+    }
+    for (const Allocation& a : allocations_) {
+      try {
+        backend_->deallocate(index_, a.ptr, a.bytes);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "deallocate: " << e.what();
+      }
+    }
+  }
+
+  NativeStream stream() const { return queue_.stream; }
+  int index() const { return index_; }
+
+  // Device memory holding a copy of what `host` reaches (for outputs too, so that the elements a
+  // kernel must not write compare equal after the copy back); returns `host` pointing into it.
+  TensorArg Upload(const TensorArg& host) {
+    TensorArg dev = host;
+    const Extent e = ExtentOf(host);
+    if (e.count == 0) {
+      dev.data = nullptr;  // nothing to reach: the contract allows null, so test that too
+      return dev;
+    }
+    const size_t es = element_size(host.dtype);
+    const size_t bytes = static_cast<size_t>(e.count) * es;
+    void* ptr = backend_->allocate(index_, bytes);
+    if (ptr == nullptr) {
+      throw DeviceError("RunKernel: " + KernelTestDevice().str() + " has no room for " +
+                        std::to_string(bytes) + " bytes");
+    }
+    allocations_.push_back({ptr, bytes});
+    const int64_t shift = -e.first * static_cast<int64_t>(es);
+    backend_->copy_async(ptr, static_cast<const char*>(host.data) - shift, bytes,
+                         CopyKind::kHostToDevice, queue_.stream);
+    dev.data = static_cast<char*>(ptr) + shift;
+    return dev;
+  }
+
+  // Copies what `dev` reaches back over what `host` reaches (queued; Wait() completes it).
+  void Download(const TensorArg& dev, const TensorArg& host) {
+    const Extent e = ExtentOf(host);
+    if (e.count == 0) return;
+    const int64_t shift = -e.first * static_cast<int64_t>(element_size(host.dtype));
+    backend_->copy_async(static_cast<char*>(host.data) - shift,
+                         static_cast<const char*>(dev.data) - shift,
+                         static_cast<size_t>(e.count) * element_size(host.dtype),
+                         CopyKind::kDeviceToHost, queue_.stream);
+  }
+
+  // Waits for everything queued; throws DeviceError for a fault the device reports (a kernel
+  // whose work failed on the stream).
+  void Wait() {
+    waited_ = true;  // even when it throws: the destructor's second wait would only repeat it
+    backend_->record_event(queue_.event, queue_.stream);
+    backend_->synchronize_event(queue_.event);
+  }
+
+ private:
+  struct Allocation {
+    void* ptr;
+    size_t bytes;
+  };
+
+  DeviceBackend* backend_;
+  int index_;
+  DeviceQueue queue_;
+  std::vector<Allocation> allocations_;
+  bool waited_ = false;
+};
+
+}  // namespace detail
+
+// Runs the kernel registered for `op` on KernelTestDevice() over `ctx`, whose pointers are host
+// memory, and returns once the outputs are back in it. On the CPU that is the kernel itself. On
+// another device the operands go through device memory and the device's stream: an argument
+// error the kernel throws at launch propagates unchanged; one the device only finds while the
+// work runs surfaces as the DeviceError of its asynchronous report.
+inline void RunKernel(const std::string& op, const KernelContext& ctx) {
+  const Device device = KernelTestDevice();
+  if (device.is_cpu()) {
+    FindKernel(op, DeviceType::kCPU)(ctx);
+    return;
+  }
+  // GetBackend first: it registers the kernels of a built-in device type (sim) on first use.
+  DeviceBackend* backend = GetBackend(device.type());
+  const KernelFn kernel = FindKernel(op, device.type());
+  detail::DeviceLaunch launch(backend, device);
+  KernelContext dev_ctx;
+  dev_ctx.attrs = ctx.attrs;
+  dev_ctx.stream = launch.stream();
+  dev_ctx.device_index = launch.index();
+  for (const TensorArg& a : ctx.inputs) dev_ctx.inputs.push_back(launch.Upload(a));
+  for (const TensorArg& a : ctx.outputs) dev_ctx.outputs.push_back(launch.Upload(a));
+  kernel(dev_ctx);
+  for (size_t i = 0; i < ctx.outputs.size(); ++i) {
+    launch.Download(dev_ctx.outputs[i], ctx.outputs[i]);
+  }
+  launch.Wait();
 }
 
 }  // namespace ofl::kernels::testing

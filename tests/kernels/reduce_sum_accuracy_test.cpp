@@ -1,9 +1,10 @@
-// Accuracy and determinism of the CPU "reduce_sum_to" kernel on long sums (issue 7): sums of 1e3
-// to 1e7 terms, of a constant and of random values, through an expanded, two permuted and a
-// contiguous input, against an exact reference. float32 must be within 1e-6 (and one ulp of the
-// correctly rounded sum), float64 within a cascade's bound, float16 / bfloat16 within one ulp of
-// the correctly rounded sum of their (rounded) inputs; and the bits of every sum must not depend on
-// the run or on oneTBB's thread count.
+// Accuracy and determinism of the "reduce_sum_to" kernel on long sums (issue 7), on the device in
+// OFL_TEST_DEVICE (the CPU when unset): sums of 1e3 to 1e7 terms, of a constant and of random
+// values, through an expanded, two permuted and a contiguous input, against an exact reference.
+// float32 must be within 1e-6 (and one ulp of the correctly rounded sum), float64 within a
+// cascade's bound, float16 / bfloat16 within one ulp of the correctly rounded sum of their
+// (rounded) inputs; and the bits of every CPU sum must not depend on the run or on oneTBB's thread
+// count.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
@@ -177,7 +178,7 @@ T SumThroughKernel(const T* data, const Layout& l) {
   a.shape = Shape(ones);
   a.stride = Shape(ones);
   ctx.outputs.push_back(a);
-  cpu::ReduceSumToKernel(ctx);
+  RunKernel("reduce_sum_to", ctx);
   return out;
 }
 
@@ -262,8 +263,9 @@ TEST(ReduceSumAccuracyTest, BFloat16LongSumsWithinOneUlpOfCorrectlyRounded) {
 TEST(ReduceSumAccuracyTest, ExpandBackwardOfAMillionCopiesOfOnePointOne) {
   const int64_t n = 1'000'000;
   const long double exact = static_cast<long double>(1.1f) * n;
-  const Tensor expanded = tensor<float>({1.1f}, Shape({1})).expand({n});
-  const Tensor contiguous = tensor<float>(std::vector<float>(n, 1.1f), Shape({n}));
+  const Tensor expanded = tensor<float>({1.1f}, Shape({1}), KernelTestDevice()).expand({n});
+  const Tensor contiguous =
+      tensor<float>(std::vector<float>(n, 1.1f), Shape({n}), KernelTestDevice());
   for (int contiguous_dy = 0; contiguous_dy < 2; ++contiguous_dy) {
     const Tensor& dy = contiguous_dy ? contiguous : expanded;
     const std::vector<float> dx = expand_backward(dy, Shape({1})).to_vector<float>();
@@ -296,7 +298,7 @@ TEST(ReduceSumAccuracyTest, HalfOutputIsRoundedOnceFromTheSum) {
       a.shape = Shape({1});
       a.dtype = c.out;
       ctx.outputs.push_back(a);
-      cpu::ReduceSumToKernel(ctx);
+      RunKernel("reduce_sum_to", ctx);
       const float got = c.out == DType::kFloat16 ? static_cast<float>(float16::from_bits(out))
                                                  : static_cast<float>(bfloat16::from_bits(out));
       EXPECT_EQ(got, sign * (1.0f + 2 * c.half_ulp));
@@ -320,7 +322,7 @@ TEST(ReduceSumAccuracyTest, Float16InputsConvertExactlyForEveryValue) {
   a.data = out.data();
   a.dtype = DType::kFloat32;
   ctx.outputs.push_back(a);
-  cpu::ReduceSumToKernel(ctx);
+  RunKernel("reduce_sum_to", ctx);
   for (size_t i = 0; i < in.size(); ++i) {
     const float want = float16::from_bits(in[i]);
     if (std::isnan(want)) {
@@ -351,7 +353,7 @@ TEST(ReduceSumAccuracyTest, BroadcastSummedDimsKeepIntegerSumsExact) {
     a.shape = Shape(out_shape);
     a.stride = Shape(ContiguousView(out_shape).stride);
     ctx.outputs.push_back(a);
-    cpu::ReduceSumToKernel(ctx);
+    RunKernel("reduce_sum_to", ctx);
   };
   run(in8, out8, DType::kInt8, {1001, 2}, {0, 1}, {1, 2});
   EXPECT_EQ(out8[0], static_cast<int8_t>(100 * 1001 % 256));
@@ -362,7 +364,8 @@ TEST(ReduceSumAccuracyTest, BroadcastSummedDimsKeepIntegerSumsExact) {
 
 // Non-dyadic values of both signs (so every change of order shows in the bits), in layouts where
 // the kernel splits the outputs (and, for few outputs, their blocks) by the thread count: the same
-// bits on every run and with oneTBB limited to one thread.
+// bits on every run and with oneTBB limited to one thread. The CPU kernel itself on every device:
+// this is about how it splits work by oneTBB's thread count (the sim kernel runs that same kernel).
 TEST(ReduceSumDeterminismTest, SameBitsOnEveryRunAndThreadCount) {
   struct Case {
     std::vector<int64_t> shape, stride, target;

@@ -190,7 +190,10 @@ struct CachingAllocator::Impl {
   Impl(std::string device_name, std::unique_ptr<AllocatorBackend> backend)
       : device_name(std::move(device_name)), backend(std::move(backend)) {}
 
-  ~Impl() {
+  ~Impl() { ReleaseAllSegments(); }
+
+  // Every segment back to the backend, blocks still allocated included (the pool is closing).
+  void ReleaseAllSegments() {
     Segment* seg = segments;
     while (seg != nullptr) {
       Segment* next = seg->next;
@@ -198,10 +201,15 @@ struct CachingAllocator::Impl {
       delete seg;
       seg = next;
     }
+    segments = nullptr;
   }
 
   Block* Allocate(size_t bytes, bool* cache_hit, const char* owner, bool inject_failure) {
     std::lock_guard<std::mutex> lock(mu);
+    if (closed) {
+      throw Error("CachingAllocator on " + device_name +
+                  ": the pool was closed (the runtime shut down)");
+    }
     ++stats.alloc_requests;
     if (bytes == 0) {
       throw InvalidArgument("CachingAllocator::Allocate on " + device_name +
@@ -264,6 +272,7 @@ struct CachingAllocator::Impl {
 
   void Free(Block* b) {
     std::lock_guard<std::mutex> lock(mu);
+    if (closed) return;  // its segment went back with the rest at Close
     if (!b->allocated) {
       throw InvalidArgument("CachingAllocator::Free on " + device_name +
                             ": block is not allocated (double free?)");
@@ -426,6 +435,7 @@ struct CachingAllocator::Impl {
   FreeBins bins[2];
   Segment* segments = nullptr;  // every live segment, newest first
   Block* spare = nullptr;       // unused metadata objects
+  bool closed = false;          // Close() ran: no more allocations, frees are no-ops
   std::vector<std::unique_ptr<Block[]>> chunks;
   PoolObserver observer;  // empty unless someone (the VM while tracing) watches this pool
 };
@@ -497,6 +507,15 @@ size_t CachingAllocator::Size(const Block* block) { return block->size; }
 MemoryStats CachingAllocator::stats() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->stats;
+}
+
+void CachingAllocator::Close() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->closed) return;
+  impl_->closed = true;
+  impl_->ReleaseAllSegments();
+  impl_->stats.allocated_bytes = 0;
+  impl_->stats.reserved_bytes = 0;
 }
 
 void CachingAllocator::EmptyCache() {

@@ -105,6 +105,9 @@ class CachingAllocator {
   MemoryStats stats() const;
   // Returns every segment with no allocated block to the backend.
   void EmptyCache();
+  // Shutdown: returns every segment to the backend, allocated blocks included. Afterwards Allocate
+  // throws Error and Free does nothing (tensors that outlive the runtime may still die).
+  void Close();
   // Caps reserved bytes (a segment that would cross the cap is not requested). < 0 throws
   // InvalidArgument; 0 means "no limit".
   void SetLimit(int64_t bytes);
