@@ -5,11 +5,16 @@
 
 namespace ofl::vm {
 
-HostBuffer::HostBuffer(DeviceBackend* backend, size_t bytes) : backend_(backend), bytes_(bytes) {
-  if (bytes == 0) return;
-  data_ = static_cast<char*>(backend_->allocate_host(bytes));
+HostBuffer::HostBuffer(DeviceBackend* backend, size_t bytes, bool allocate_now)
+    : backend_(backend), bytes_(bytes) {
+  if (allocate_now) Allocate();
+}
+
+void HostBuffer::Allocate() {
+  if (bytes_ == 0 || data_ != nullptr) return;
+  data_ = static_cast<char*>(backend_->allocate_host(bytes_));
   if (data_ == nullptr) {
-    throw OutOfMemory("allocate_host: no host staging memory for " + std::to_string(bytes) +
+    throw OutOfMemory("allocate_host: no host staging memory for " + std::to_string(bytes_) +
                       " bytes");
   }
 }
@@ -63,6 +68,7 @@ std::unique_ptr<DeviceCopyPolicy> DeviceCopyPolicy::BlobToBlob(std::string op, B
 
 void DeviceCopyPolicy::Compute(Instruction* instr) {
   if (bytes_ == 0) return;
+  if (buffer_) buffer_->Allocate();
   const void* src = has_src_blob_ ? src_.Resolve().data : buffer_->data();
   void* dst = has_dst_blob_ ? dst_.Resolve().data : buffer_->data();
   Stream* stream = instr->stream();

@@ -17,7 +17,11 @@ namespace ofl::vm {
 // go. A policy holds it until the instruction is retired, which is after its copy completed.
 class HostBuffer {
  public:
-  HostBuffer(DeviceBackend* backend, size_t bytes);
+  // allocate_now == false: the memory is allocated by Allocate(), on the worker that fills it
+  // (a read allocates no staging for a tensor whose producer failed).
+  HostBuffer(DeviceBackend* backend, size_t bytes, bool allocate_now = true);
+  // Throws OutOfMemory when the backend has no host memory; a no-op once allocated.
+  void Allocate();
   ~HostBuffer();
   HostBuffer(const HostBuffer&) = delete;
   HostBuffer& operator=(const HostBuffer&) = delete;

@@ -117,7 +117,8 @@ void ReadView(const Tensor& t, const char* op, std::function<void*(size_t)> dst_
   DeviceBackend* backend = kernels::GetBackend(impl.device().type());
   if (!backend->host_accessible()) {
     const Tensor src = contiguous ? t : ofl::contiguous(t);
-    auto staging = std::make_shared<vm::HostBuffer>(backend, nbytes);
+    // Allocated by the copy itself: a read of a tensor whose producer failed throws that error.
+    auto staging = std::make_shared<vm::HostBuffer>(backend, nbytes, /*allocate_now=*/false);
     vm::Stream* d2h = vm.GetStream(impl.device(), vm::StreamRole::kDevice2Host);
     vm::InstrRef copy;
     vm::PhysicalRun([&](vm::InstructionsBuilder* b) {

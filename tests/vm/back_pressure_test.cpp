@@ -1,6 +1,8 @@
 // Tests the VM's back-pressure: a submitter blocks while the number of instructions in flight is
 // at the high-water mark and resumes once they drain, so a fast issuer cannot queue without bound.
-// The VM is a process singleton: every test restores the default marks (16384 / 8192).
+// The VM is a process singleton: every test restores the default marks (16384 / 8192). The test of
+// public ops runs on VmTestDevice(); the others park CPU callbacks on the aux stream, which works
+// the same whatever device the suite runs on.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -21,6 +23,7 @@ using testing::CpuStream;
 using testing::Latch;
 using testing::ScopeGuard;
 using testing::SubmitWithoutWaiting;
+using testing::VmTestDevice;
 using testing::WaitUntil;
 
 constexpr int64_t kDefaultHigh = 16384;
@@ -91,7 +94,7 @@ TEST(BackPressureTest, OpsIssuedUnderLowMarksStayBoundedAndCorrect) {
   vm.SetWaterMarks(kHigh, kLow);
   vm.ResetPeakInFlight();
 
-  Tensor x = tensor<float>({1, 2, 3}, Shape({3, 1}));
+  Tensor x = tensor<float>({1, 2, 3}, Shape({3, 1}), VmTestDevice());
   std::vector<Tensor> keep;
   for (int i = 0; i < 400; ++i) {
     // Each step reads the previous one: a chain of copies plus the releases of dead tensors.

@@ -2,7 +2,9 @@
 // copies into or out of the caller's memory can still run: copy_to_host's destination, from_host's
 // source. A started copy is waited for to its end; one that has not started is abandoned and never
 // runs; to_vector reads into memory the read itself owns. Run under ASan, a violation is a
-// heap-use-after-free report.
+// heap-use-after-free report. Runs on the CPU whatever OFL_TEST_DEVICE says: the copies under test
+// are callbacks that touch the tensor's bytes and the caller's memory on a CPU worker (a device the
+// host cannot read stages its reads and writes through d2h / h2d copies instead).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -39,7 +41,7 @@ class CallerMemoryWaitTest : public ::testing::Test {
 
 TEST_F(CallerMemoryWaitTest, StartedCopyOfCallerMemoryIsWaitedForToItsEnd) {
   VirtualMachine& vm = VirtualMachine::Get();
-  const Tensor x = tensor<float>({1, 2, 3, 4}, Shape({4}));
+  const Tensor x = tensor<float>({1, 2, 3, 4}, Shape({4}), Device("cpu"));
   sync();
   vm.SetWaitTimeout(0.2);
   auto started = std::make_shared<std::atomic<bool>>(false);
@@ -71,7 +73,7 @@ TEST_F(CallerMemoryWaitTest, StartedCopyOfCallerMemoryIsWaitedForToItsEnd) {
 TEST_F(CallerMemoryWaitTest, StartedCallbackOnVmMemoryStillReportsTheHang) {
   // Without caller memory the report is thrown at once, as before: the callback may go on.
   VirtualMachine& vm = VirtualMachine::Get();
-  const Tensor x = tensor<float>({1}, Shape({1}));
+  const Tensor x = tensor<float>({1}, Shape({1}), Device("cpu"));
   sync();
   vm.SetWaitTimeout(0.2);
   auto started = std::make_shared<std::atomic<bool>>(false);
@@ -107,7 +109,7 @@ TEST_F(CallerMemoryWaitTest, LargeCopiesWithATinyTimeoutNeverOutliveTheCallersBu
   constexpr int64_t kNumel = int64_t{8} << 20;  // 32 MiB of float32: copies of several ms
   std::vector<float> source(static_cast<size_t>(kNumel));
   for (int64_t i = 0; i < kNumel; ++i) source[static_cast<size_t>(i)] = static_cast<float>(i % 977);
-  const Tensor x = from_host(source.data(), Shape({kNumel}), DType::kFloat32);
+  const Tensor x = from_host(source.data(), Shape({kNumel}), DType::kFloat32, Device("cpu"));
   sync();
   vm.SetWaitTimeout(0.001);
   int completed = 0, abandoned = 0;
@@ -147,7 +149,7 @@ TEST_F(CallerMemoryWaitTest, LargeCopiesWithATinyTimeoutNeverOutliveTheCallersBu
     check(
         [&] {
           auto src = std::make_unique<std::vector<float>>(source);
-          const Tensor y = from_host(src->data(), Shape({kNumel}), DType::kFloat32);
+          const Tensor y = from_host(src->data(), Shape({kNumel}), DType::kFloat32, Device("cpu"));
           src.reset();  // from_host returned: its source may be freed
           vm.SetWaitTimeout(0);
           const std::vector<float> back = y.narrow(0, kNumel - 3, 3).to_vector<float>();

@@ -2,7 +2,9 @@
 // one event per instruction, timestamps in microseconds since the trace started and ordered
 // issue <= ready <= start <= end, one named track per stream and per issuing thread, flow arrows
 // only for dependence edges whose both ends are in the trace, pool events attributed to the blobs
-// they served, and memory counters with allocated <= reserved.
+// they served, and memory counters with allocated <= reserved. The recorded sessions run their
+// public ops on VmTestDevice() (their raw-blob Functions stay on CPU streams, where blobs need no
+// tensor), so the trace of an asynchronous device is checked too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,6 +34,7 @@ using ofl::testing::ParsedTrace;
 using testing::CpuStream;
 using testing::MakeCpuBlob;
 using testing::ScopeGuard;
+using testing::VmTestDevice;
 
 TraceRecord Record(uint64_t id, const std::string& op, const std::string& stream, int64_t issue,
                    int64_t start, int64_t end, std::vector<uint64_t> deps,
@@ -239,7 +242,7 @@ TEST_F(TraceSessionTest, RecordedWorkBecomesAConsistentChromeTrace) {
     same_read = b->Function(
         "read_on_compute", {shared}, {}, [] {}, CpuStream(StreamRole::kCompute));
   });
-  const Tensor x = tensor<float>({1, 2, 3}, Shape({3, 1}));
+  const Tensor x = tensor<float>({1, 2, 3}, Shape({3, 1}), VmTestDevice());
   uint64_t y_blob = 0;
   {
     const Tensor y = x.expand({3, 4}).contiguous();
@@ -247,7 +250,7 @@ TEST_F(TraceSessionTest, RecordedWorkBecomesAConsistentChromeTrace) {
     EXPECT_EQ(y.repeat({1, 2}).to_vector<float>().size(), 24u);
   }
   std::thread other([] {
-    const Tensor z = tensor<float>({5, 6}, Shape({2})).repeat({3});
+    const Tensor z = tensor<float>({5, 6}, Shape({2}), VmTestDevice()).repeat({3});
     EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{5, 6, 5, 6, 5, 6}));
   });
   other.join();
@@ -307,7 +310,7 @@ TEST_F(TraceSessionTest, RecordedWorkBecomesAConsistentChromeTrace) {
   EXPECT_EQ(y_allocs, 1);
   EXPECT_EQ(y_frees, 1);
   EXPECT_FALSE(t.counters.empty());
-  EXPECT_NE(FindTrack(t.doc, "pool cpu:0"), nullptr);
+  EXPECT_NE(FindTrack(t.doc, "pool " + VmTestDevice().str()), nullptr);
 }
 
 TEST_F(TraceSessionTest, StartDropsEarlierRecordsAndStopLeavesLaterWorkOut) {
@@ -345,19 +348,21 @@ TEST_F(TraceSessionTest, PoolsAreWatchedOnlyWhileTracing) {
   VirtualMachine& vm = VirtualMachine::Get();
   vm.SetTracing(false);
   vm.TakePoolEvents();
-  EXPECT_EQ(tensor<float>({1, 2}, Shape({2})).repeat({2}).to_vector<float>().size(), 4u);
+  EXPECT_EQ(tensor<float>({1, 2}, Shape({2}), VmTestDevice()).repeat({2}).to_vector<float>().size(),
+            4u);
   vm.Sync();
   EXPECT_TRUE(vm.TakePoolEvents().empty()) << "pool events recorded while tracing was off";
 
   vm.SetTracing(true);
-  EXPECT_EQ(tensor<float>({1, 2}, Shape({2})).repeat({2}).to_vector<float>().size(), 4u);
+  EXPECT_EQ(tensor<float>({1, 2}, Shape({2}), VmTestDevice()).repeat({2}).to_vector<float>().size(),
+            4u);
   vm.Sync();
   vm.SetTracing(false);
   const std::vector<PoolEventRecord> events = vm.TakePoolEvents();
   vm.TakeTrace();
   int allocs = 0, frees = 0;
   for (const PoolEventRecord& e : events) {
-    EXPECT_EQ(e.device, "cpu:0");
+    EXPECT_EQ(e.device, VmTestDevice().str());
     EXPECT_LE(e.allocated_bytes, e.reserved_bytes);
     EXPECT_GE(e.ts_ns, 0);
     allocs += e.kind == PoolEventKind::kAlloc;

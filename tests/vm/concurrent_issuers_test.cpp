@@ -1,6 +1,7 @@
 // Tests that several threads can issue ops into the one VM at the same time: each thread runs its
 // own expand / contiguous / repeat / backward chains (and reads a tensor shared by all) and checks
-// every result it reads back; nothing is lost, mixed up or reported as an error.
+// every result it reads back; nothing is lost, mixed up or reported as an error. Runs on
+// VmTestDevice().
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,9 +11,12 @@
 #include <vector>
 
 #include "oneflow_lite/oneflow_lite.h"
+#include "tests/vm/vm_test_util.h"
 
 namespace ofl {
 namespace {
+
+using vm::testing::VmTestDevice;
 
 constexpr int kThreads = 4;
 constexpr int kIterations = 150;
@@ -37,7 +41,7 @@ void IssueChains(int thread, const Tensor& shared, const std::vector<float>& sha
           "thread " + std::to_string(thread) + " iteration " + std::to_string(it);
       std::vector<float> xv(6);
       for (int i = 0; i < 6; ++i) xv[i] = static_cast<float>(thread * 1000 + (it % 97) * 7 + i);
-      const Tensor x = tensor<float>(xv, Shape({2, 1, 3}));
+      const Tensor x = tensor<float>(xv, Shape({2, 1, 3}), VmTestDevice());
 
       const Tensor c = x.expand({4, 2, 5, 3}).contiguous();
       const Tensor g = expand_backward(c, Shape({2, 1, 3}));
@@ -84,7 +88,7 @@ void IssueChains(int thread, const Tensor& shared, const std::vector<float>& sha
 
 TEST(ConcurrentIssuersTest, FourThreadsIssueChainsAndReadBackCorrectResults) {
   const std::vector<float> shared_values = {1.5f, -2.f, 3.25f, 4.f, -5.5f};
-  const Tensor shared = tensor<float>(shared_values, Shape({1, 5}));
+  const Tensor shared = tensor<float>(shared_values, Shape({1, 5}), VmTestDevice());
 
   std::vector<IssuerReport> reports(kThreads);
   std::vector<std::thread> threads;
@@ -109,9 +113,9 @@ TEST(ConcurrentIssuersTest, ViewsHeldByOtherThreadsKeepAStorageAliveAfterItsCrea
   // storage is released once, after the last thread's last read, and every read stays correct.
   std::vector<float> values(64);
   for (int i = 0; i < 64; ++i) values[static_cast<size_t>(i)] = static_cast<float>(i);
-  Tensor base = tensor<float>(values, Shape({8, 8}));
+  Tensor base = tensor<float>(values, Shape({8, 8}), VmTestDevice());
   sync();  // base's block is allocated now
-  const int64_t allocated_before_threads = memory_stats(Device("cpu")).allocated_bytes;
+  const int64_t allocated_before_threads = memory_stats(VmTestDevice()).allocated_bytes;
   std::atomic<int> wrong{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
@@ -133,7 +137,7 @@ TEST(ConcurrentIssuersTest, ViewsHeldByOtherThreadsKeepAStorageAliveAfterItsCrea
   EXPECT_NO_THROW(sync());
   EXPECT_EQ(wrong.load(), 0);
   // Every view is gone now, so the storage's block is back in the pool.
-  EXPECT_LT(memory_stats(Device("cpu")).allocated_bytes, allocated_before_threads);
+  EXPECT_LT(memory_stats(VmTestDevice()).allocated_bytes, allocated_before_threads);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // Tests that the VM orders instructions by the blobs they read and write: long random chains of
 // Function instructions spread over four streams must compute exactly what a sequential replay
 // computes; readers of one blob on different streams run at the same time; a write waits for every
-// reader issued before it.
+// reader issued before it. The Function tests read and write blob bytes on the host, so they run
+// on CPU streams; the chain of public ops runs on VmTestDevice(), where on an asynchronous device
+// every step hops between the h2d, compute and d2h streams.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "oneflow_lite/oneflow_lite.h"
 #include "tests/vm/vm_test_util.h"
 #include "vm/eager_blob_object.h"
 #include "vm/instructions_builder.h"
@@ -29,6 +32,7 @@ using testing::CpuStream;
 using testing::Latch;
 using testing::MakeCpuBlob;
 using testing::SubmitWithoutWaiting;
+using testing::VmTestDevice;
 using testing::WaitUntil;
 
 constexpr StreamRole kRoles[] = {StreamRole::kCompute, StreamRole::kHost2Device,
@@ -317,6 +321,66 @@ TEST(DependenceOrderTest, ReadAfterWriteOnAnotherStreamSeesTheWrite) {
   VirtualMachine::Get().Sync();
   for (size_t i = 1; i < seen.size(); ++i) ASSERT_EQ(seen[i], i) << "step " << i;
   EXPECT_EQ(Load(blob.get()), seen.size());
+}
+
+// One step of the public-op chain on 8 floats: a permutation, a doubling or a shuffle of halves,
+// applied to the tensor and to its host reference alike.
+Tensor ChainStep(int kind, const Tensor& x, std::vector<float>* ref) {
+  std::vector<float> next(8);
+  switch (kind) {
+    case 0:  // the transpose of (2, 4)
+      for (int j = 0; j < 4; ++j) {
+        for (int i = 0; i < 2; ++i) next[static_cast<size_t>(j * 2 + i)] = (*ref)[i * 4 + j];
+      }
+      *ref = next;
+      return x.reshape({2, 4}).permute({1, 0}).contiguous().reshape({8});
+    case 1:  // 2 * x, summed from a broadcast
+      for (size_t i = 0; i < 8; ++i) next[i] = 2 * (*ref)[i];
+      *ref = next;
+      return expand_backward(x.expand({2, 8}), Shape({8}));
+    default:  // the second half, twice
+      for (size_t i = 0; i < 8; ++i) next[i] = (*ref)[4 + i % 4];
+      *ref = next;
+      return x.narrow(0, 4, 4).repeat({2});
+  }
+}
+
+TEST(DependenceOrderTest, PublicOpsHoppingStreamsSeeEveryEarlierWrite) {
+  // Each step reads what the step before wrote, a fresh host tensor is consumed by an op as soon as
+  // it is issued, each result is copied to the CPU without waiting, and the tensors before die at
+  // once: an op that ran before its input was complete (launched is not complete; a host write on
+  // h2d must be waited for on the device), or a block reused while an earlier copy still read it,
+  // shows up as a wrong value in the copies checked at the end.
+  const Device device = VmTestDevice();
+  const Device cpu("cpu");
+  constexpr int kSteps = 300;
+  std::vector<Tensor> copies;
+  std::vector<std::vector<float>> want;
+  Tensor x;
+  std::vector<float> ref;
+  for (int i = 0; i < kSteps; ++i) {
+    if (i % 8 == 0) {  // restarting the chain now and then keeps the values small and exact
+      ref.clear();
+      for (int k = 0; k < 8; ++k) ref.push_back(static_cast<float>((i + 3 * k) % 13 - 6));
+      x = tensor<float>(ref, Shape({8}), device);
+    }
+    x = ChainStep(i % 3, x, &ref);
+    copies.push_back(x.to(cpu));
+    want.push_back(ref);
+
+    std::vector<float> fresh_values(4);
+    for (int k = 0; k < 4; ++k)
+      fresh_values[static_cast<size_t>(k)] = static_cast<float>(i * 4 + k);
+    const Tensor fresh = tensor<float>(fresh_values, Shape({4}), device);
+    copies.push_back(fresh.repeat({2}).to(cpu));
+    fresh_values.insert(fresh_values.end(), fresh_values.begin(), fresh_values.end());
+    want.push_back(fresh_values);
+  }
+  x = Tensor();
+  for (size_t i = 0; i < copies.size(); ++i) {
+    ASSERT_EQ(copies[i].to_vector<float>(), want[i]) << "copy " << i << " (step " << i / 2 << ")";
+  }
+  EXPECT_NO_THROW(sync());
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // touches them re-throws the original exception type naming the failed op and its instruction id,
 // independent work is unaffected, sync() reports an unread error exactly once, and the VM keeps
 // working. In OFL_VM_SYNC=1 mode the same errors surface at the call that issued the instruction.
+// Tensors live on VmTestDevice() and the failing functions run on its streams (they throw without
+// touching memory); the test of raw blobs made by MakeCpuBlob stays on CPU streams.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -23,6 +25,8 @@ namespace {
 using vm::testing::CpuStream;
 using vm::testing::MakeCpuBlob;
 using vm::testing::ScopeGuard;
+using vm::testing::VmTestDevice;
+using vm::testing::VmTestStream;
 
 bool SyncMode() { return vm::VirtualMachine::Get().sync_mode(); }
 
@@ -94,13 +98,13 @@ void ThrowInvalidArgument() {
 
 TEST(ErrorPoisoningTest, FailedFunctionPoisonsItsOutputAndEverythingComputedFromIt) {
   sync();
-  Tensor t = tensor<float>({1, 2, 3, 4}, Shape({4}));
-  const Tensor independent = tensor<float>({5, 6}, Shape({2}));
+  Tensor t = tensor<float>({1, 2, 3, 4}, Shape({4}), VmTestDevice());
+  const Tensor independent = tensor<float>({5, 6}, Shape({2}), VmTestDevice());
 
   Caught at_call;
   const uint64_t id =
       IssueFailing<std::runtime_error>("exploding_fn", t.impl()->blob(), &ThrowRuntimeError,
-                                       CpuStream(vm::StreamRole::kAux), &at_call);
+                                       VmTestStream(vm::StreamRole::kAux), &at_call);
   if (SyncMode()) {
     ExpectNamesFailure(at_call, "exploding_fn", id, "kaboom: the widget overflowed at 42");
   } else {
@@ -133,17 +137,17 @@ TEST(ErrorPoisoningTest, FailedFunctionPoisonsItsOutputAndEverythingComputedFrom
   EXPECT_EQ(independent.to_vector<float>(), (std::vector<float>{5, 6}));
   // Every error was reported by a read (or at the call): sync has nothing left to report.
   EXPECT_NO_THROW(sync());
-  EXPECT_EQ(tensor<float>({7, 8}, Shape({2})).repeat({2}).to_vector<float>(),
+  EXPECT_EQ(tensor<float>({7, 8}, Shape({2}), VmTestDevice()).repeat({2}).to_vector<float>(),
             (std::vector<float>{7, 8, 7, 8}));
 }
 
 TEST(ErrorPoisoningTest, InvalidArgumentRaisedInsideTheVmKeepsItsType) {
   sync();
-  Tensor t = tensor<float>({1, 2, 3}, Shape({3}));
+  Tensor t = tensor<float>({1, 2, 3}, Shape({3}), VmTestDevice());
   Caught at_call;
   const uint64_t id =
       IssueFailing<InvalidArgument>("picky_fn", t.impl()->blob(), &ThrowInvalidArgument,
-                                    CpuStream(vm::StreamRole::kCompute), &at_call);
+                                    VmTestStream(vm::StreamRole::kCompute), &at_call);
   if (SyncMode()) {
     ExpectNamesFailure(at_call, "picky_fn", id, "argument 'k' must be < 3, got k=5");
   } else {
@@ -194,11 +198,11 @@ TEST(ErrorPoisoningTest, PoisonedInputsSkipTheDependentAndPoisonWhatItWrites) {
 
 TEST(ErrorPoisoningTest, SyncThrowsAnUnreadErrorOnceThenTheVmKeepsWorking) {
   sync();
-  const Tensor t = tensor<float>({1, 2}, Shape({2}));
+  const Tensor t = tensor<float>({1, 2}, Shape({2}), VmTestDevice());
   Caught at_call;
   const uint64_t id =
       IssueFailing<InvalidArgument>("picky_fn", t.impl()->blob(), &ThrowInvalidArgument,
-                                    CpuStream(vm::StreamRole::kDevice2Host), &at_call);
+                                    VmTestStream(vm::StreamRole::kDevice2Host), &at_call);
   if (SyncMode()) {
     ExpectNamesFailure(at_call, "picky_fn", id, "got k=5");
     EXPECT_NO_THROW(sync()) << "an error thrown at the call was reported again by sync";
@@ -206,7 +210,8 @@ TEST(ErrorPoisoningTest, SyncThrowsAnUnreadErrorOnceThenTheVmKeepsWorking) {
     ExpectNamesFailure(CatchFrom<InvalidArgument>([] { sync(); }), "picky_fn", id, "got k=5");
     EXPECT_NO_THROW(sync()) << "sync reported the same error twice";
   }
-  const Tensor fresh = tensor<float>({1, 2, 3}, Shape({3, 1})).expand({3, 2}).contiguous();
+  const Tensor fresh =
+      tensor<float>({1, 2, 3}, Shape({3, 1}), VmTestDevice()).expand({3, 2}).contiguous();
   EXPECT_EQ(fresh.to_vector<float>(), (std::vector<float>{1, 1, 2, 2, 3, 3}));
   EXPECT_NO_THROW(sync());
 }
@@ -214,15 +219,15 @@ TEST(ErrorPoisoningTest, SyncThrowsAnUnreadErrorOnceThenTheVmKeepsWorking) {
 TEST(ErrorPoisoningTest, SyncReportsTheFirstUnreadErrorAndCountsTheOthers) {
   if (SyncMode()) GTEST_SKIP() << "in OFL_VM_SYNC=1 mode each error is thrown at its own call";
   sync();
-  const Tensor a = tensor<float>({1}, Shape({1}));
-  const Tensor b = tensor<float>({2}, Shape({1}));
+  const Tensor a = tensor<float>({1}, Shape({1}), VmTestDevice());
+  const Tensor b = tensor<float>({2}, Shape({1}), VmTestDevice());
   Caught unused;
   const uint64_t first =
       IssueFailing<InvalidArgument>("first_fn", a.impl()->blob(), &ThrowInvalidArgument,
-                                    CpuStream(vm::StreamRole::kCompute), &unused);
+                                    VmTestStream(vm::StreamRole::kCompute), &unused);
   const uint64_t second =
       IssueFailing<std::runtime_error>("second_fn", b.impl()->blob(), &ThrowRuntimeError,
-                                       CpuStream(vm::StreamRole::kCompute), &unused);
+                                       VmTestStream(vm::StreamRole::kCompute), &unused);
   ASSERT_LT(first, second);
   const Caught c = CatchFrom<InvalidArgument>([] { sync(); });
   ExpectNamesFailure(c, "first_fn", first, "got k=5");
@@ -231,18 +236,18 @@ TEST(ErrorPoisoningTest, SyncReportsTheFirstUnreadErrorAndCountsTheOthers) {
 }
 
 TEST(ErrorPoisoningTest, OutOfMemoryInPrepareSurfacesAsOutOfMemoryAndTheLimitCanBeLifted) {
-  const Device cpu("cpu");
+  const Device device = VmTestDevice();
   sync();
-  empty_cache(cpu);
-  ScopeGuard restore([cpu] { set_memory_limit(cpu, 0); });
-  const MemoryStats before = memory_stats(cpu);
-  set_memory_limit(cpu, before.reserved_bytes + (int64_t{8} << 20));
+  empty_cache(device);
+  ScopeGuard restore([device] { set_memory_limit(device, 0); });
+  const MemoryStats before = memory_stats(device);
+  set_memory_limit(device, before.reserved_bytes + (int64_t{8} << 20));
   const int64_t big_numel = int64_t{4} << 20;  // 16 MiB of float: more than the limit leaves
   const std::string big_bytes = std::to_string(big_numel * 4);
 
   Tensor big, dependent;
   const Caught at_call = CatchFrom<OutOfMemory>([&] {
-    big = empty(Shape({big_numel}));
+    big = empty(Shape({big_numel}), DType::kFloat32, device);
     dependent = big.narrow(0, 0, 4).contiguous();
   });
   auto expect_oom_message = [&](const Caught& c) {
@@ -259,20 +264,20 @@ TEST(ErrorPoisoningTest, OutOfMemoryInPrepareSurfacesAsOutOfMemoryAndTheLimitCan
     expect_oom_message(CatchFrom<OutOfMemory>([&] { big.narrow(0, 0, 4).to_vector<float>(); }));
     expect_oom_message(CatchFrom<OutOfMemory>([&] { dependent.to_vector<float>(); }));
   }
-  EXPECT_GT(memory_stats(cpu).ooms, before.ooms);
+  EXPECT_GT(memory_stats(device).ooms, before.ooms);
   // Small work still fits under the limit.
-  EXPECT_EQ(tensor<float>({1, 2}, Shape({2})).repeat({2}).to_vector<float>(),
+  EXPECT_EQ(tensor<float>({1, 2}, Shape({2}), VmTestDevice()).repeat({2}).to_vector<float>(),
             (std::vector<float>{1, 2, 1, 2}));
   EXPECT_NO_THROW(sync());
 
-  set_memory_limit(cpu, 0);
+  set_memory_limit(device, 0);
   {
     // The same request succeeds once the limit is lifted (only a slice is read back).
-    const Tensor fits = empty(Shape({big_numel}));
+    const Tensor fits = empty(Shape({big_numel}), DType::kFloat32, device);
     EXPECT_NO_THROW(fits.narrow(0, big_numel - 2, 2).to_vector<float>());
   }
   EXPECT_NO_THROW(sync());
-  empty_cache(cpu);
+  empty_cache(device);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // drains what can finish, gives up on an instruction that is stuck forever (after
 // OFL_VM_EXIT_STALL_MS of no progress) and lets the process exit with its own exit code. Each case
 // runs in a child process (gtest death tests, "threadsafe" style: the child is a fresh process).
+// The stuck and busy instructions are CPU callbacks; the ordinary ops left in flight at exit run on
+// VmTestDevice(), so on an asynchronous device the exit hook also drains launched, incomplete work.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -25,6 +27,7 @@ using testing::CpuStream;
 using testing::Latch;
 using testing::MakeCpuBlob;
 using testing::SubmitWithoutWaiting;
+using testing::VmTestDevice;
 using testing::WaitUntil;
 
 class ExitWithPendingWorkTest : public ::testing::Test {
@@ -78,7 +81,8 @@ BlobPtr ParkAnInstructionForever() {
   // Independent ops, left alive and unread at exit.
   static std::vector<Tensor>* live = new std::vector<Tensor>();
   for (int i = 0; i < 300; ++i) {
-    live->push_back(tensor<float>({static_cast<float>(i), 1}, Shape({2})).repeat({3}));
+    live->push_back(
+        tensor<float>({static_cast<float>(i), 1}, Shape({2}), VmTestDevice()).repeat({3}));
   }
   PhysicalRun([](InstructionsBuilder* b) {
     b->Function(
@@ -142,8 +146,9 @@ TEST_F(ExitWithPendingWorkTest, ExitWhileAnotherThreadWaitsInSyncDoesNotHang) {
   }
   static std::vector<Tensor>* live = new std::vector<Tensor>();
   for (int i = 0; i < 200; ++i) {
-    live->push_back(
-        tensor<float>({static_cast<float>(i)}, Shape({1, 1})).expand({4, 4}).contiguous());
+    live->push_back(tensor<float>({static_cast<float>(i)}, Shape({1, 1}), VmTestDevice())
+                        .expand({4, 4})
+                        .contiguous());
   }
   PhysicalRun([&](InstructionsBuilder* b) {
     b->Function(

@@ -5,7 +5,9 @@
 // OFL_VM_SYNC=1 mode) with the right type and the op's name, tensors that do not depend on the
 // failure read back the reference values, the pool's allocated bytes return to their pre-program
 // value once every tensor died, and the next, fault-free run of the program gives the reference
-// results again.
+// results again. Runs on the CPU whatever OFL_TEST_DEVICE says: the fault kernel is a CPU kernel,
+// and on an asynchronous device the VM retries a failed allocation once after draining the device,
+// which absorbs a single injected pool fault.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -360,7 +362,7 @@ Outcome::Read ReadBack(int step, const Tensor& t) {
 Tensor Issue(const Step& s, int id, const Tensor& x) {
   switch (s.kind) {
     case Kind::kHost:
-      return tensor<float>(HostValues(id, Numel(s.ints)), Shape(s.ints));
+      return tensor<float>(HostValues(id, Numel(s.ints)), Shape(s.ints), Device("cpu"));
     case Kind::kExpand:
       return x.expand(s.ints);
     case Kind::kContiguous:

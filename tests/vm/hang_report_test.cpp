@@ -2,7 +2,8 @@
 // for the wait timeout throws ofl::Error listing the pending instructions (id, policy, op, stream)
 // and what each waits for; the instruction waited for is abandoned when it provably has not
 // started; the VM keeps working once the blocked instruction finishes; waits that keep making
-// progress never report.
+// progress never report. Runs on the CPU whatever OFL_TEST_DEVICE says: the blocked instructions
+// are CPU callbacks that write the tensor's bytes, and the reports name CPU streams.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -81,7 +82,7 @@ TEST_F(HangReportTest, TimeoutComesFromTheEnvironmentOrDefaultsTo300Seconds) {
 
 TEST_F(HangReportTest, ToVectorBehindABlockedWriterThrowsAReportNamingIt) {
   VirtualMachine& vm = VirtualMachine::Get();
-  const Tensor x = tensor<float>({1, 2, 3}, Shape({3}));
+  const Tensor x = tensor<float>({1, 2, 3}, Shape({3}), Device("cpu"));
   auto latch = std::make_shared<Latch>();
   const InstrRef blocked = BlockOn(latch, "blocked_fill", x.impl()->arg(), {7, 8, 9});
   const std::string stream = CpuStream(StreamRole::kCompute)->name();
@@ -107,7 +108,7 @@ TEST_F(HangReportTest, ToVectorBehindABlockedWriterThrowsAReportNamingIt) {
   latch->Open();
   EXPECT_NO_THROW(vm.Sync());
   EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{7, 8, 9}));
-  EXPECT_EQ(tensor<float>({4, 5}, Shape({2})).repeat({2}).to_vector<float>(),
+  EXPECT_EQ(tensor<float>({4, 5}, Shape({2}), Device("cpu")).repeat({2}).to_vector<float>(),
             (std::vector<float>{4, 5, 4, 5}));
 }
 
@@ -157,7 +158,7 @@ TEST_F(HangReportTest, CrossStreamWaiterIsListedWithWhatItWaitsForAndIsNotRunAft
 TEST_F(HangReportTest, SyncReportsTheBlockedInstructionAndWorksAfterwards) {
   VirtualMachine& vm = VirtualMachine::Get();
   vm.SetWaitTimeout(0.5);
-  const Tensor x = tensor<float>({1, 2}, Shape({2}));
+  const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu"));
   auto latch = std::make_shared<Latch>();
   const InstrRef blocked = BlockOn(latch, "blocked_for_sync", x.impl()->arg(), {3, 4});
   try {
@@ -194,7 +195,7 @@ TEST_F(HangReportTest, SlowWorkThatKeepsCompletingIsNotAHang) {
 TEST_F(HangReportTest, ZeroTimeoutNeverReports) {
   VirtualMachine& vm = VirtualMachine::Get();
   vm.SetWaitTimeout(0);
-  const Tensor x = tensor<float>({1}, Shape({1}));
+  const Tensor x = tensor<float>({1}, Shape({1}), Device("cpu"));
   auto latch = std::make_shared<Latch>();
   BlockOn(latch, "blocked_briefly", x.impl()->arg(), {2});
   std::thread opener([latch] {

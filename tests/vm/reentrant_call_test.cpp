@@ -1,7 +1,9 @@
 // Tests calls into the runtime from inside a callback or kernel running on a VM worker: a wait that
 // could only end after the running instruction (sync(), a blocking read queued behind it, work that
 // depends on it) throws ofl::Error naming the call and the worker's stream instead of deadlocking;
-// waits that can end are allowed; issuing work from a worker never blocks on back-pressure.
+// waits that can end are allowed; issuing work from a worker never blocks on back-pressure. Runs on
+// the CPU whatever OFL_TEST_DEVICE says: which wait would deadlock depends on the tensors' producer
+// streams being the CPU streams the callbacks run on, and the messages name those streams.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -60,12 +62,12 @@ TEST(ReentrantCallTest, SyncInsideACallbackThrowsNamingTheStream) {
       << msg;
   EXPECT_TRUE(Contains(msg, "reentrant_callback")) << msg;
   // The runtime keeps working.
-  EXPECT_EQ(tensor<float>({1, 2}, Shape({2})).repeat({2}).to_vector<float>(),
+  EXPECT_EQ(tensor<float>({1, 2}, Shape({2}), Device("cpu")).repeat({2}).to_vector<float>(),
             (std::vector<float>{1, 2, 1, 2}));
 }
 
 TEST(ReentrantCallTest, BlockingReadQueuedBehindTheCallbackThrows) {
-  const Tensor x = tensor<float>({1, 2}, Shape({2}));
+  const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu"));
   sync();
   const std::string stream = CpuStream(StreamRole::kCompute)->name();
   // x's producer stream is compute: the repeat and the read queue behind the running callback.
@@ -88,7 +90,7 @@ TEST(ReentrantCallTest, BlockingReadQueuedBehindTheCallbackThrows) {
 TEST(ReentrantCallTest, ReadThatDependsOnTheCallbacksStreamFromAnotherStreamThrows) {
   // The callback runs on aux; the data it reads is produced on compute by an op that itself waits
   // for a write issued on aux after the callback: that chain can only finish after the callback.
-  const Tensor x = tensor<float>({3, 4}, Shape({2}));
+  const Tensor x = tensor<float>({3, 4}, Shape({2}), Device("cpu"));
   sync();
   const std::string aux = CpuStream(StreamRole::kAux)->name();
   const std::string msg = ThrownInsideCallback(StreamRole::kAux, [x] {
@@ -106,7 +108,7 @@ TEST(ReentrantCallTest, ReadThatDependsOnTheCallbacksStreamFromAnotherStreamThro
 }
 
 TEST(ReentrantCallTest, ReadOfFinishedWorkOnAnotherStreamIsAllowed) {
-  const Tensor x = tensor<float>({5, 6}, Shape({2}));
+  const Tensor x = tensor<float>({5, 6}, Shape({2}), Device("cpu"));
   const Tensor y = x.repeat({2});
   sync();
   std::vector<float> seen;

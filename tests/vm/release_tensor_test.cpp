@@ -2,6 +2,8 @@
 // handle dies (a ReleaseTensor instruction, or folded into the last user when every unfinished user
 // is on one stream) happens only after every instruction still using the storage, even ones blocked
 // on other streams; afterwards the pool's allocated bytes return to what they were before.
+// The blocked-reader tests sum the storage on the host inside their callbacks, so they run on the
+// CPU; the rest runs on VmTestDevice().
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -23,12 +25,16 @@ namespace {
 using testing::CpuStream;
 using testing::Latch;
 using testing::SubmitWithoutWaiting;
+using testing::VmTestDevice;
+using testing::VmTestStream;
 using testing::WaitUntil;
 
 constexpr int64_t kNumel = 64 << 10;  // 256 KiB of float
 constexpr int64_t kBytes = kNumel * 4;
 
-int64_t Allocated() { return memory_stats(Device("cpu")).allocated_bytes; }
+int64_t Allocated(const Device& device = VmTestDevice()) {
+  return memory_stats(device).allocated_bytes;
+}
 
 std::vector<float> Ramp(float start) {
   std::vector<float> v(static_cast<size_t>(kNumel));
@@ -40,17 +46,19 @@ std::vector<float> Ramp(float start) {
 // the tensor's last handle, then lets the readers finish one at a time, the last issued first. The
 // block must stay allocated, and untouched, until the first-issued reader has finished too.
 void CheckBlockedReadersKeepTheBlock(const std::vector<StreamRole>& reader_roles) {
+  // The readers dereference the block on the host: CPU memory only.
+  const Device cpu("cpu");
   const size_t n = reader_roles.size();
   sync();
-  empty_cache(Device("cpu"));
-  const int64_t before = Allocated();
+  empty_cache(cpu);
+  const int64_t before = Allocated(cpu);
   const std::vector<float> values = Ramp(1.f);
   double want_sum = 0;
   for (float v : values) want_sum += v;
 
-  Tensor t = tensor<float>(values, Shape({kNumel}));
+  Tensor t = tensor<float>(values, Shape({kNumel}), cpu);
   sync();
-  EXPECT_GE(Allocated(), before + kBytes);
+  EXPECT_GE(Allocated(cpu), before + kBytes);
 
   // Each reader sums the storage only after its gate opened.
   std::vector<Latch> gates(n);
@@ -86,18 +94,18 @@ void CheckBlockedReadersKeepTheBlock(const std::vector<StreamRole>& reader_roles
   // release.
   std::thread dropper([&] { t = Tensor(); });
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  std::vector<int64_t> allocated_while_blocked = {Allocated()};
+  std::vector<int64_t> allocated_while_blocked = {Allocated(cpu)};
   for (size_t i = n; i-- > 1;) {
     gates[i].Open();
     EXPECT_TRUE(WaitUntil([&] { return finished[i].load(); }));
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    allocated_while_blocked.push_back(Allocated());
+    allocated_while_blocked.push_back(Allocated(cpu));
   }
   // Ask for a same-sized block and fill it: a block released too early would be handed out here
   // and overwritten under the reader that is still blocked.
   std::vector<float> reuse_values;
   std::thread reuser([&] {
-    const Tensor reuse = tensor<float>(Ramp(5000.f), Shape({kNumel}));
+    const Tensor reuse = tensor<float>(Ramp(5000.f), Shape({kNumel}), cpu);
     reuse_values = reuse.to_vector<float>();
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -114,7 +122,7 @@ void CheckBlockedReadersKeepTheBlock(const std::vector<StreamRole>& reader_roles
     EXPECT_EQ(sums[i], want_sum) << "reader " << i << " saw its storage change or vanish";
   }
   EXPECT_EQ(reuse_values, Ramp(5000.f));
-  EXPECT_EQ(Allocated(), before) << "allocated bytes did not return to the level before";
+  EXPECT_EQ(Allocated(cpu), before) << "allocated bytes did not return to the level before";
 }
 
 TEST(ReleaseTensorTest, BlockOutlivesTheLastHandleUntilABlockedReaderFinishes) {
@@ -140,11 +148,12 @@ TEST(ReleaseTensorTest, DyingTensorNeitherBlocksNorThrowsBehindABlockedReader) {
   const int64_t before = Allocated();
   const double saved = vm.wait_timeout();
   testing::ScopeGuard restore([&vm, saved] { vm.SetWaitTimeout(saved); });
-  Tensor t = tensor<float>(Ramp(3.f), Shape({kNumel}));
+  Tensor t = tensor<float>(Ramp(3.f), Shape({kNumel}), VmTestDevice());
   sync();
   vm.SetWaitTimeout(0.05);
   Latch gate;
   std::atomic<bool> started{false};
+  // The reader only blocks and never touches the bytes, so it may hold the test device's worker.
   SubmitWithoutWaiting([&](InstructionsBuilder* b) {
     b->Function(
         "blocked_reader", {t.impl()->blob()}, {},
@@ -152,7 +161,7 @@ TEST(ReleaseTensorTest, DyingTensorNeitherBlocksNorThrowsBehindABlockedReader) {
           started.store(true);
           gate.WaitFor(testing::kGenerousTimeout);
         },
-        CpuStream(StreamRole::kDevice2Host));
+        VmTestStream(StreamRole::kDevice2Host));
   });
   ASSERT_TRUE(WaitUntil([&] { return started.load(); }));
   // The last handle dies while its reader is blocked; the gate stays closed until it returned.
@@ -177,7 +186,7 @@ TEST(ReleaseTensorTest, TensorCapturedByAnInstructionIsReleasedWhenTheInstructio
   sync();
   const int64_t before = Allocated();
   {
-    const Tensor x = tensor<float>(Ramp(0.f), Shape({kNumel}));
+    const Tensor x = tensor<float>(Ramp(0.f), Shape({kNumel}), VmTestDevice());
     PhysicalRun([&](InstructionsBuilder* b) {
       b->Function(
           "holds_x", {}, {}, [x] { (void)x.numel(); }, CpuStream(StreamRole::kAux));
@@ -197,7 +206,7 @@ TEST(ReleaseTensorTest, TensorCapturedByAnInstructionIsReleasedWhenTheInstructio
 TEST(ReleaseTensorTest, ViewsKeepTheStorageAndTheLastOneReleasesIt) {
   sync();
   const int64_t before = Allocated();
-  Tensor base = tensor<float>(Ramp(0.f), Shape({kNumel}));
+  Tensor base = tensor<float>(Ramp(0.f), Shape({kNumel}), VmTestDevice());
   Tensor view = base.narrow(0, 10, 4);
   Tensor other_view = base.reshape({256, 256}).permute({1, 0});
   base = Tensor();
@@ -217,9 +226,9 @@ TEST(ReleaseTensorTest, ViewsKeepTheStorageAndTheLastOneReleasesIt) {
 TEST(ReleaseTensorTest, ManyShortLivedTensorsReturnEveryBlock) {
   sync();
   const int64_t before = Allocated();
-  const MemoryStats stats_before = memory_stats(Device("cpu"));
+  const MemoryStats stats_before = memory_stats(VmTestDevice());
   for (int i = 0; i < 200; ++i) {
-    const Tensor a = tensor<float>({static_cast<float>(i), 1, 2}, Shape({3}));
+    const Tensor a = tensor<float>({static_cast<float>(i), 1, 2}, Shape({3}), VmTestDevice());
     const Tensor b = a.repeat({4}).reshape({4, 3}).permute({1, 0}).contiguous();
     if (i % 100 == 0) {
       EXPECT_EQ(b.narrow(0, 0, 1).to_vector<float>(),
@@ -229,7 +238,7 @@ TEST(ReleaseTensorTest, ManyShortLivedTensorsReturnEveryBlock) {
   sync();
   EXPECT_EQ(Allocated(), before);
   // Blocks were reused rather than requested anew each time.
-  const MemoryStats stats_after = memory_stats(Device("cpu"));
+  const MemoryStats stats_after = memory_stats(VmTestDevice());
   EXPECT_GT(stats_after.cache_hits - stats_before.cache_hits, 400);
 }
 

@@ -1,7 +1,10 @@
 // Reads an "ofl-trace-1" Chrome trace back with nlohmann::json and checks the invariants every
 // trace must keep (vm/TRACE_FORMAT.md): one event per instruction, ordered timestamps, dependence
 // edges and flow arrows pointing from earlier to later instructions, one named track per stream,
-// memory counters with allocated <= reserved. Shared by the VM and the public-API tests.
+// memory counters with allocated <= reserved. An instruction of an asynchronous stream also has one
+// device-side slice (launched -> complete, vm/chrome_trace.cpp) on its stream's device track, and
+// work on another device starts only after the device side completed. Shared by the VM and the
+// public-API tests, which run on "sim" devices too.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -19,12 +22,13 @@ namespace ofl::testing {
 
 struct ParsedTrace {
   nlohmann::json doc;
-  std::map<uint64_t, nlohmann::json> instrs;      // id -> its "X" event
-  std::map<int64_t, std::string> track_names;     // tid -> thread_name
-  std::set<std::pair<uint64_t, uint64_t>> flows;  // (from id, to id)
-  std::vector<nlohmann::json> counters;           // "C" events
-  std::vector<nlohmann::json> pool_events;        // instants on pool tracks
-  std::vector<nlohmann::json> issue_markers;      // instants on issuing-thread tracks
+  std::map<uint64_t, nlohmann::json> instrs;       // id -> its "X" event
+  std::map<uint64_t, nlohmann::json> device_side;  // id -> its device-side "X" event (async only)
+  std::map<int64_t, std::string> track_names;      // tid -> thread_name
+  std::set<std::pair<uint64_t, uint64_t>> flows;   // (from id, to id)
+  std::vector<nlohmann::json> counters;            // "C" events
+  std::vector<nlohmann::json> pool_events;         // instants on pool tracks
+  std::vector<nlohmann::json> issue_markers;       // instants on issuing-thread tracks
 
   // Ids of the instructions whose op is `op`.
   std::vector<uint64_t> IdsOf(const std::string& op) const {
@@ -62,6 +66,10 @@ inline void ParseAndCheckTrace(const std::string& text, ParsedTrace* out) {
         EXPECT_TRUE(t.track_names.emplace(tid, e["args"]["name"].get<std::string>()).second)
             << "two thread_name events for tid " << tid;
       }
+    } else if (ph == "X" && e.value("cat", "") == "device") {
+      const uint64_t id = e["args"].at("id");
+      EXPECT_TRUE(t.device_side.emplace(id, e).second)
+          << "instruction #" << id << " has two device-side slices";
     } else if (ph == "X") {
       const uint64_t id = e["args"].at("id");
       EXPECT_TRUE(t.instrs.emplace(id, e).second) << "instruction #" << id << " appears twice";
@@ -126,6 +134,45 @@ inline void ParseAndCheckTrace(const std::string& text, ParsedTrace* out) {
       EXPECT_EQ(a["cross_stream"][i].get<bool>(), pred->second["args"]["stream"] != a["stream"]);
       EXPECT_LE(pred->second["args"]["end"].get<double>(), start)
           << "started before its predecessor #" << dep << " ended";
+    }
+  }
+
+  // The device side of an asynchronous instruction: from its launch (the end of its stream slice)
+  // to its completion, on the track 500 + its stream's tid.
+  constexpr int64_t kDeviceTidBase = 500;
+  for (const auto& [id, d] : t.device_side) {
+    SCOPED_TRACE("device side of instruction #" + std::to_string(id));
+    auto it = t.instrs.find(id);
+    ASSERT_NE(it, t.instrs.end()) << "a device-side slice without its instruction";
+    const nlohmann::json& e = it->second;
+    const nlohmann::json& a = d["args"];
+    EXPECT_EQ(d["name"], e["name"]);
+    const int64_t tid = d["tid"];
+    EXPECT_EQ(tid, kDeviceTidBase + e["tid"].get<int64_t>());
+    ASSERT_TRUE(t.track_names.count(tid)) << "device-side slice on an unnamed track";
+    EXPECT_EQ(t.track_names.at(tid),
+              e["args"]["stream"].get<std::string>() + " (device: launched -> complete)");
+    const double launched = a.at("launched"), complete = a.at("complete");
+    EXPECT_EQ(launched, e["args"]["end"].get<double>());
+    EXPECT_EQ(complete, e["args"]["complete"].get<double>());
+    EXPECT_LE(launched, complete);
+    EXPECT_EQ(d["ts"].get<double>(), launched);
+    EXPECT_NEAR(d["dur"].get<double>(), complete - launched, 1e-6);
+  }
+  // What another device (the host included) sees of an asynchronous instruction waits for its
+  // completion; on the same device a stream only waits on the device, so launch order suffices.
+  auto device_of = [](const nlohmann::json& e) {
+    const std::string stream = e["args"]["stream"];
+    return stream.substr(0, stream.find('/'));
+  };
+  for (const auto& [id, e] : t.instrs) {
+    for (const auto& dep : e["args"]["deps"]) {
+      auto pred = t.device_side.find(dep.get<uint64_t>());
+      if (pred == t.device_side.end()) continue;
+      if (device_of(t.instrs.at(dep.get<uint64_t>())) == device_of(e)) continue;
+      EXPECT_LE(pred->second["args"]["complete"].get<double>(), e["args"]["start"].get<double>())
+          << "#" << id << " on " << e["args"]["stream"] << " started before its predecessor #"
+          << dep << " on another device completed";
     }
   }
 

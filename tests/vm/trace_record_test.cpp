@@ -1,6 +1,9 @@
 // Tests the VM's tracing: while it is on, every finished instruction leaves exactly one record with
 // its id, policy, op, stream, blobs, predecessors (same-stream or cross-stream), ordered timestamps
 // and the allocations it made (bytes, cache hit or miss); nothing is recorded while it is off.
+// Raw-blob Functions run on CPU streams and the release tests stay on the CPU (they rely on every
+// op of a CPU tensor running on one stream); the public ops of the other tests run on
+// VmTestDevice().
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -27,6 +30,7 @@ using testing::Latch;
 using testing::MakeCpuBlob;
 using testing::ScopeGuard;
 using testing::SubmitWithoutWaiting;
+using testing::VmTestDevice;
 
 // Turns tracing on for one test and throws away records left by earlier work.
 class TraceRecordTest : public ::testing::Test {
@@ -75,7 +79,7 @@ TEST_F(TraceRecordTest, EveryInstructionIsRecordedOnceWithOrderedTimesAndEarlier
     overwrite_a = b->Function(
         "overwrite_a", {}, {a}, [] {}, CpuStream(StreamRole::kCompute));
   });
-  const Tensor x = tensor<float>({1, 2, 3}, Shape({3}));
+  const Tensor x = tensor<float>({1, 2, 3}, Shape({3}), VmTestDevice());
   const Tensor y = x.repeat({2});
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{1, 2, 3, 1, 2, 3}));
   vm.Sync();
@@ -154,19 +158,19 @@ TEST_F(TraceRecordTest, EveryInstructionIsRecordedOnceWithOrderedTimesAndEarlier
 
 TEST_F(TraceRecordTest, AllocationsRecordCacheMissThenCacheHit) {
   VirtualMachine& vm = VirtualMachine::Get();
-  const Device cpu("cpu");
-  empty_cache(cpu);
+  const Device device = VmTestDevice();
+  empty_cache(device);
   // An odd large size that no cached block can serve after empty_cache.
   constexpr int64_t kNumel = (3 << 20) / 4 + 123;
   uint64_t first_blob = 0, second_blob = 0;
   {
-    const Tensor first = empty(Shape({kNumel}));
+    const Tensor first = empty(Shape({kNumel}), DType::kFloat32, device);
     first_blob = first.impl()->blob()->id();
     vm.Sync();
   }
   vm.Sync();  // the first block is back in the pool, cached
   {
-    const Tensor second = empty(Shape({kNumel}));
+    const Tensor second = empty(Shape({kNumel}), DType::kFloat32, device);
     second_blob = second.impl()->blob()->id();
     vm.Sync();
   }
@@ -186,7 +190,7 @@ TEST_F(TraceRecordTest, AllocationsRecordCacheMissThenCacheHit) {
   EXPECT_EQ(second_alloc->bytes, static_cast<size_t>(kNumel) * 4);
   EXPECT_FALSE(first_alloc->cache_hit);
   EXPECT_TRUE(second_alloc->cache_hit);
-  empty_cache(cpu);
+  empty_cache(device);
 }
 
 TEST_F(TraceRecordTest, FailedInstructionRecordsItsError) {
@@ -232,7 +236,7 @@ TEST_F(TraceRecordTest, ReleaseOfATensorUsedOnOneStreamIsFoldedIntoItsLastUser) 
   uint64_t x_blob = 0, y_blob = 0;
   Tensor y;
   {
-    const Tensor x = tensor<float>({1, 2}, Shape({2}));
+    const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu"));
     x_blob = x.impl()->blob()->id();
     y = x.repeat({2});
     y_blob = y.impl()->blob()->id();
@@ -270,7 +274,7 @@ TEST_F(TraceRecordTest, ReleaseOfATensorUsedOnTwoStreamsIsAnInstructionAfterBoth
   uint64_t x_blob = 0;
   InstrRef reader;
   {
-    const Tensor x = tensor<float>({1, 2}, Shape({2}));
+    const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu"));
     x_blob = x.impl()->blob()->id();
     PhysicalRun([&](InstructionsBuilder* b) {
       reader = b->Function(
@@ -303,7 +307,7 @@ TEST(TraceOffTest, NothingIsRecordedWhileTracingIsOff) {
   vm.SetTracing(false);
   vm.Sync();
   vm.TakeTrace();
-  const Tensor y = tensor<float>({1, 2}, Shape({2})).repeat({3});
+  const Tensor y = tensor<float>({1, 2}, Shape({2}), VmTestDevice()).repeat({3});
   EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{1, 2, 1, 2, 1, 2}));
   vm.Sync();
   EXPECT_TRUE(vm.TakeTrace().empty());

@@ -1,7 +1,8 @@
 // Tests the VM's environment settings (vm/vm_config.h): every bad value (not a number, out of
 // range, a low-water mark not below the high one) is reported once with the variable's name and
 // value, and the default is used; good values are taken as they are. The last test starts a fresh
-// process with a bad value to see the warning come out and every op still work.
+// process with a bad value to see the warning come out and every op still work. The settings do
+// not depend on the device, so these tests stay on the CPU whatever OFL_TEST_DEVICE says.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -117,7 +118,7 @@ TEST(VmConfigDeathTest, BadValueInTheEnvironmentWarnsOnceAndOpsStillWork) {
   EXPECT_EXIT(
       {
         for (int i = 0; i < 3; ++i) {
-          const Tensor x = tensor<float>({1, 2}, Shape({2})).repeat({2});
+          const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu")).repeat({2});
           if (x.to_vector<float>() != std::vector<float>{1, 2, 1, 2}) std::exit(3);
         }
         std::exit(0);

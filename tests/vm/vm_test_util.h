@@ -1,6 +1,13 @@
-// Helpers shared by the VM tests: a latch that a blocked instruction waits on (with a timeout, so a
-// broken VM fails a test instead of hanging it), a scope guard for process-wide settings, raw blobs
-// on the CPU, and a submission that never waits (even in OFL_VM_SYNC=1 mode).
+// Helpers shared by the VM tests: the device the device-independent tests run on, a latch that a
+// blocked instruction waits on (with a timeout, so a broken VM fails a test instead of hanging it),
+// a scope guard for process-wide settings, raw blobs on the CPU, and a submission that never waits
+// (even in OFL_VM_SYNC=1 mode).
+//
+// Which tests follow VmTestDevice(): those that only go through the public API (tensors, ops,
+// reads, memory stats, releases) and callbacks that never touch blob memory. Tests whose callbacks
+// read or write blob bytes on the host (FunctionPolicy, AccessBlobByCallback), and tests of
+// CPU-only machinery (the CPU pool's hooks, CPU stream names, callbacks that block a CPU worker),
+// stay on Device("cpu"): a host read of "sim" memory crashes by design.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -67,6 +75,24 @@ class ScopeGuard {
  private:
   std::function<void()> fn_;
 };
+
+// The device the device-independent VM tests run on: OFL_TEST_DEVICE ("cpu" when unset), the same
+// rule as TestDevice() in tests/functional/functional_test_util.h. CTest runs the suite once per
+// device (vm.on_sim0, vm.on_sim1), so the VM's asynchronous paths (launched is not complete, events
+// between streams, frees after completion) are exercised by the same tests as the CPU's.
+inline Device VmTestDevice() {
+  static const Device device = [] {
+    const char* v = std::getenv("OFL_TEST_DEVICE");
+    return Device(v != nullptr && *v != '\0' ? v : "cpu");
+  }();
+  return device;
+}
+
+// A stream of VmTestDevice(), for callbacks that touch no blob memory (they only block, count or
+// throw), so that they may run on any device's worker.
+inline Stream* VmTestStream(StreamRole role) {
+  return VirtualMachine::Get().GetStream(VmTestDevice(), role);
+}
 
 inline Stream* CpuStream(StreamRole role) {
   return VirtualMachine::Get().GetStream(Device("cpu"), role);
