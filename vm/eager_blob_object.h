@@ -52,8 +52,18 @@ class EagerBlobObject {
   Dependence& dependence() { return dep_; }
   // Poison: set by the worker that failed to produce this blob (before it publishes "done"), read
   // by instructions ordered after it.
-  const VmErrorPtr& error() const { return error_; }
-  void set_error(VmErrorPtr e) { error_ = std::move(e); }
+  // Written by a worker that failed to produce the blob, and on an asynchronous device also after
+  // launch, by whichever thread observes the fault while successors on other streams already
+  // check their inputs: so the pointer is stored and loaded atomically, behind a flag that keeps
+  // the healthy path (no error) at one load.
+  VmErrorPtr error() const {
+    if (!has_error_.load(std::memory_order_acquire)) return nullptr;
+    return std::atomic_load(&error_);
+  }
+  void set_error(VmErrorPtr e) {
+    std::atomic_store(&error_, std::move(e));
+    has_error_.store(true, std::memory_order_release);
+  }
 
   // Link in an instruction's list of blobs to free once it has run (see VirtualMachine::Release).
   EagerBlobObject* next_release = nullptr;
@@ -69,6 +79,7 @@ class EagerBlobObject {
   CachingAllocator* pool_ = nullptr;
   CachingAllocator::Block* block_ = nullptr;
   VmErrorPtr error_;
+  std::atomic<bool> has_error_{false};
 };
 
 using BlobPtr = std::shared_ptr<EagerBlobObject>;
