@@ -5,15 +5,18 @@
 // simulator catches it: these suites would fail if the VM treated "launched" as "complete".
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <future>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "functional_test_util.h"
 #include "kernels/sim/sim_backend.h"
+#include "vm/instructions_builder.h"
 #include "vm/virtual_machine.h"
 
 namespace ofl::testing {
@@ -396,6 +399,15 @@ TEST(BrokenRuleTest, SkippingTheDeviceWaitBetweenStreamsIsCaught) {
                                                  [opened] { opened.wait(); });
     y = x.repeat({1, 2});
   }  // x dies; its only reader is held behind the gate
+  // Wait until the compute worker launched the reader (a probe queued behind it has run), so that
+  // a block freed at launch is back in the pool before z asks for one.
+  std::atomic<bool> probed{false};
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    b->Function(
+        "launch_probe", {}, {}, [&probed] { probed.store(true); },
+        VirtualMachine::Get().GetStream(dev));
+  });
+  while (!probed.load()) std::this_thread::yield();
   const Tensor z = ofl::tensor<float>(b, Shape({n, 1}), dev);
   const bool z_ok = z.to_vector<float>() == b;  // h2d and d2h only: not behind the gate
   gate.set_value();
