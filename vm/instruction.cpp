@@ -53,28 +53,28 @@ OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel,
                            std::vector<BlobArg> inputs, std::vector<BlobArg> outputs,
                            std::vector<int64_t> attrs)
     : op_name_(std::move(op_name)), kernel_(kernel) {
-  ctx_.attrs.assign(attrs.begin(), attrs.end());
-  ctx_.inputs.reserve(inputs.size());
-  ctx_.outputs.reserve(outputs.size());
+  attrs_.assign(attrs.begin(), attrs.end());
+  inputs_.reserve(inputs.size());
+  outputs_.reserve(outputs.size());
   byte_offsets_.reserve(inputs.size() + outputs.size());
   reads_.reserve(inputs.size());
   writes_.reserve(outputs.size());
-  auto take = [&](BlobArg& a, std::vector<kernels::TensorArg>* args, FastVector<BlobPtr>* blobs) {
+  auto take = [&](BlobArg& a, FastVector<kernels::TensorArg>* args, FastVector<BlobPtr>* blobs) {
     args->push_back(kernels::TensorArg{nullptr, a.shape, a.stride, a.dtype});
     byte_offsets_.push_back(ByteOffset(a.offset, a.dtype));
     blobs->push_back(std::move(a.blob));
   };
-  for (BlobArg& a : inputs) take(a, &ctx_.inputs, &reads_);
-  for (BlobArg& a : outputs) take(a, &ctx_.outputs, &writes_);
+  for (BlobArg& a : inputs) take(a, &inputs_, &reads_);
+  for (BlobArg& a : outputs) take(a, &outputs_, &writes_);
 }
 
 void OpCallPolicy::Compute(Instruction* instr) {
   // The worker fills a context of its own instead of writing into the policy: the issuing thread
   // frees the policy later, and lines the worker dirtied would have to travel back to its core.
   thread_local kernels::KernelContext ctx;
-  ctx.inputs.assign(ctx_.inputs.begin(), ctx_.inputs.end());
-  ctx.outputs.assign(ctx_.outputs.begin(), ctx_.outputs.end());
-  ctx.attrs.assign(ctx_.attrs.begin(), ctx_.attrs.end());
+  ctx.inputs.assign(inputs_.begin(), inputs_.end());
+  ctx.outputs.assign(outputs_.begin(), outputs_.end());
+  ctx.attrs.assign(attrs_.begin(), attrs_.end());
   ctx.stream = instr->stream()->native();
   ctx.device_index = instr->stream()->device().index();
   const size_t n_in = ctx.inputs.size();

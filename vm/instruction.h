@@ -70,7 +70,10 @@ class OpCallPolicy final : public InstructionPolicy {
   std::string op_name_;
   kernels::KernelFn kernel_;
   // Built at issue time; Compute copies it and fills in the data pointers (base + byte offset).
-  kernels::KernelContext ctx_;
+  // Kept in the library's small-object vectors, not a KernelContext (whose std::vectors would cost
+  // three heap allocations per op on the issuing thread).
+  FastVector<kernels::TensorArg> inputs_, outputs_;
+  FastVector<int64_t> attrs_;
   FastVector<int64_t> byte_offsets_;  // inputs first, then outputs
 };
 
