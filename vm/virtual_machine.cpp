@@ -320,18 +320,7 @@ void VirtualMachine::Run(Instruction* instr) {
     } catch (...) {
       what = "unknown exception";
     }
-    if (failed) {
-      auto err = std::make_shared<VmError>();
-      err->kind = kind;
-      err->op_name = policy->op_name();
-      err->instruction_id = instr->id();
-      err->message = policy->op_name() + " (instruction #" + std::to_string(instr->id()) + ", " +
-                     policy->policy_name() + " on " + instr->stream()->name() + ") failed: " + what;
-      instr->error_ = err;
-      for (const BlobPtr& b : policy->writes()) b->set_error(err);
-      RecordError(err);
-      Logger().error("[#{} {}] {}", instr->id(), instr->stream()->name(), err->message);
-    }
+    if (failed) FailInstruction(instr, kind, what);
   }
   if (instr->trace) {
     instr->end_ns = std::max(instr->start_ns, NowNs());
