@@ -26,7 +26,10 @@ using ofl_bench::ReportNsPerOp;
 
 constexpr int64_t kOpsPerIteration = 1000;
 
-ofl::Tensor OflInput(const char* device = "cpu") {
+constexpr char kCpu[] = "cpu";
+constexpr char kSim0[] = "sim:0";
+
+ofl::Tensor OflInput(const char* device = kCpu) {
   std::vector<float> data(12);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
   ofl::Tensor x = ofl::tensor<float>(data, ofl::Shape{4, 1, 3}, ofl::Device(device));
@@ -34,37 +37,11 @@ ofl::Tensor OflInput(const char* device = "cpu") {
   return x;
 }
 
-// The same tiny ops on the simulated accelerator (sim:0): what the asynchronous path (completion
+// On the simulated accelerator (the "ofl_sim0" cases): what the asynchronous path (completion
 // events, polling, cross-stream device waits, staged transfers) costs per op. Run with
 // OFL_SIM_MAX_DELAY_US=0 to time the VM rather than the simulator's injected delays.
-void OflSimExpandContiguous(benchmark::State& state) {
-  const ofl::Tensor x = OflInput("sim:0");
-  LoopClock clock;
-  for (auto _ : state) {
-    for (int64_t i = 0; i < kOpsPerIteration; ++i) {
-      ofl::Tensor y = x.expand({4, 2, 3}).contiguous();
-      benchmark::DoNotOptimize(y);
-    }
-    ofl::sync();
-  }
-  ReportNsPerOp(state, clock, kOpsPerIteration);
-}
-
-void OflSimRepeat(benchmark::State& state) {
-  const ofl::Tensor x = OflInput("sim:0");
-  LoopClock clock;
-  for (auto _ : state) {
-    for (int64_t i = 0; i < kOpsPerIteration; ++i) {
-      ofl::Tensor y = x.repeat({2, 2, 1});
-      benchmark::DoNotOptimize(y);
-    }
-    ofl::sync();
-  }
-  ReportNsPerOp(state, clock, kOpsPerIteration);
-}
-
 void OflSimRoundTrip(benchmark::State& state) {
-  const ofl::Tensor x = OflInput("sim:0");
+  const ofl::Tensor x = OflInput(kSim0);
   LoopClock clock;
   for (auto _ : state) {
     std::vector<float> v = x.expand({4, 2, 3}).contiguous().to_vector<float>();
@@ -73,8 +50,9 @@ void OflSimRoundTrip(benchmark::State& state) {
   ReportNsPerOp(state, clock, 1);
 }
 
+template <const char* kDevice>
 void OflExpandContiguous(benchmark::State& state) {
-  const ofl::Tensor x = OflInput();
+  const ofl::Tensor x = OflInput(kDevice);
   LoopClock clock;
   for (auto _ : state) {
     for (int64_t i = 0; i < kOpsPerIteration; ++i) {
@@ -103,8 +81,9 @@ void OflExpandContiguousTraced(benchmark::State& state) {
   ofl::trace::stop("/dev/null");
 }
 
+template <const char* kDevice>
 void OflRepeat(benchmark::State& state) {
-  const ofl::Tensor x = OflInput();
+  const ofl::Tensor x = OflInput(kDevice);
   LoopClock clock;
   for (auto _ : state) {
     for (int64_t i = 0; i < kOpsPerIteration; ++i) {
@@ -234,13 +213,13 @@ bool Verify() {
 
 int main(int argc, char** argv) {
   if (!Verify()) return 1;
-  ofl_bench::Register("tiny_expand_contiguous/ofl", OflExpandContiguous);
+  ofl_bench::Register("tiny_expand_contiguous/ofl", OflExpandContiguous<kCpu>);
   ofl_bench::Register("tiny_expand_contiguous/ofl_tracing_on", OflExpandContiguousTraced);
-  ofl_bench::Register("tiny_repeat/ofl", OflRepeat);
+  ofl_bench::Register("tiny_repeat/ofl", OflRepeat<kCpu>);
   ofl_bench::Register("tiny_empty/ofl", OflEmpty);
   ofl_bench::Register("tiny_roundtrip/ofl", OflRoundTrip);
-  ofl_bench::Register("tiny_expand_contiguous/ofl_sim0", OflSimExpandContiguous);
-  ofl_bench::Register("tiny_repeat/ofl_sim0", OflSimRepeat);
+  ofl_bench::Register("tiny_expand_contiguous/ofl_sim0", OflExpandContiguous<kSim0>);
+  ofl_bench::Register("tiny_repeat/ofl_sim0", OflRepeat<kSim0>);
   ofl_bench::Register("tiny_roundtrip/ofl_sim0", OflSimRoundTrip);
 #ifdef OFL_BENCH_WITH_TORCH
   ofl_bench::Register("tiny_expand_contiguous/torch/threads:1", TorchExpandContiguous<false>);
