@@ -21,7 +21,9 @@ std::string MemorySnapshot::to_json(int indent) const {
     for (const MemoryBlock& b : seg.blocks) {
       blocks.push_back({{"address", b.address},
                         {"size", b.size},
-                        {"state", b.allocated ? "allocated" : "free"},
+                        {"state", b.allocated      ? "allocated"
+                                  : b.pending_free ? "pending_free"
+                                                   : "free"},
                         {"owner", b.owner}});
     }
     segs.push_back({{"address", seg.address}, {"size", seg.size}, {"blocks", std::move(blocks)}});
@@ -33,6 +35,8 @@ std::string MemorySnapshot::to_json(int indent) const {
               {"largest_free_block", largest_free_block},
               {"allocated_blocks", allocated_blocks},
               {"free_blocks", free_blocks},
+              {"pending_free_bytes", pending_free_bytes},
+              {"pending_free_blocks", pending_free_blocks},
               {"fragmentation", fragmentation()},
               {"segments", std::move(segs)}};
   return doc.dump(indent);
@@ -54,10 +58,14 @@ MemorySnapshot memory_snapshot(const Device& device) {
       block.address = b.address;
       block.size = static_cast<int64_t>(b.size);
       block.allocated = b.allocated;
+      block.pending_free = b.pending_free;
       block.owner = b.owner;
       if (b.allocated) {
         snap.allocated_bytes += block.size;
         ++snap.allocated_blocks;
+      } else if (b.pending_free) {
+        snap.pending_free_bytes += block.size;
+        ++snap.pending_free_blocks;
       } else {
         snap.free_bytes += block.size;
         snap.largest_free_block = std::max(snap.largest_free_block, block.size);

@@ -13,9 +13,11 @@ namespace ofl {
 
 struct MemoryBlock {
   uint64_t address = 0;
-  int64_t size = 0;        // bytes, after the pool's rounding
-  bool allocated = false;  // in use by a tensor (false: cached, free for reuse)
-  std::string owner;       // the op that allocated it ("repeat", "from_host", ...); empty if free
+  int64_t size = 0;           // bytes, after the pool's rounding
+  bool allocated = false;     // in use by a live tensor
+  bool pending_free = false;  // its tensor died, device work using it has not completed yet;
+                              // neither allocated nor free for reuse
+  std::string owner;  // the op that allocated it ("repeat", "from_host", ...); empty if free
 };
 
 struct MemorySegment {
@@ -31,20 +33,22 @@ struct MemorySnapshot {
   // work is running.
   int64_t allocated_bytes = 0;
   int64_t reserved_bytes = 0;
-  // Fragmentation: the cached bytes (reserved - allocated) and the largest request the cache could
-  // serve without asking the device for more.
+  // Fragmentation: the cached bytes (reserved - allocated - pending_free) and the largest request
+  // the cache could serve without asking the device for more.
   int64_t free_bytes = 0;
   int64_t largest_free_block = 0;
   int64_t allocated_blocks = 0;
   int64_t free_blocks = 0;
+  int64_t pending_free_bytes = 0;  // memory_stats' pending_free_bytes
+  int64_t pending_free_blocks = 0;
 
   // 1 - largest_free_block / free_bytes: 0 when the cached bytes are one block (or none), near 1
   // when they are scattered in small pieces.
   double fragmentation() const;
   // {"device", "allocated_bytes", "reserved_bytes", "free_bytes", "largest_free_block",
-  //  "allocated_blocks", "free_blocks", "fragmentation",
-  //  "segments": [{"address", "size", "blocks": [{"address", "size", "state": "allocated"|"free",
-  //  "owner"}]}]}
+  //  "allocated_blocks", "free_blocks", "pending_free_bytes", "pending_free_blocks",
+  //  "fragmentation", "segments": [{"address", "size", "blocks": [{"address", "size",
+  //  "state": "allocated"|"pending_free"|"free", "owner"}]}]}
   std::string to_json(int indent = -1) const;
 };
 

@@ -13,6 +13,14 @@ void EagerBlobObject::Allocate(CachingAllocator* pool, bool* cache_hit, const ch
   if (block_ != nullptr || bytes_ == 0) return;
   block_ = pool->Allocate(bytes_, cache_hit, owner);
   pool_ = pool;
+  // Release publishes block_ and pool_ to a MarkDead that runs concurrently on the issuing side.
+  if (life_.fetch_or(kHasBlock, std::memory_order_acq_rel) & kDead) pool_->MarkDead(block_);
+}
+
+void EagerBlobObject::MarkDead() {
+  if (bytes_ == 0) return;
+  // Acquire: seeing kHasBlock means block_ and pool_ are written.
+  if (life_.fetch_or(kDead, std::memory_order_acq_rel) & kHasBlock) pool_->MarkDead(block_);
 }
 
 void EagerBlobObject::Free() {

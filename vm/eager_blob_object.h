@@ -48,6 +48,10 @@ class EagerBlobObject {
   // every user has finished.
   void Allocate(CachingAllocator* pool, bool* cache_hit, const char* owner);
   void Free();
+  // The blob's tensor died (VirtualMachine::Release, before it arranges the Free): its block counts
+  // as free in the pool's stats from now on, or from its Allocate if that has not happened yet.
+  // Whichever of Allocate and MarkDead comes second tells the pool, so it is told exactly once.
+  void MarkDead();
 
   Dependence& dependence() { return dep_; }
   // Poison: set by the worker that failed to produce this blob (before it publishes "done"), read
@@ -78,6 +82,8 @@ class EagerBlobObject {
   char worker_side_[64] = {};
   CachingAllocator* pool_ = nullptr;
   CachingAllocator::Block* block_ = nullptr;
+  static constexpr uint8_t kHasBlock = 1, kDead = 2;
+  std::atomic<uint8_t> life_{0};  // kHasBlock (set by Allocate) | kDead (set by MarkDead)
   VmErrorPtr error_;
   std::atomic<bool> has_error_{false};
 };

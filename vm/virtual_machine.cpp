@@ -139,6 +139,10 @@ void VirtualMachine::Release(BlobPtr blob) noexcept {
     // Every user finished (always so in OFL_VM_SYNC=1 mode unless another thread's work is
     // blocked): nothing to order the free after.
     const bool all_done = last == nullptr && (fold_releases_ || sync_mode_);
+    // The block counts as free from the tensor's death on (PyTorch's rule), although the free
+    // itself waits for the users to complete. Marked before the free is arranged, so it is
+    // marked before the free can happen.
+    if (last != nullptr || !all_done) blob->MarkDead();
     if (all_done || (fold && one_stream)) {
       bool attached = false;
       if (last != nullptr) {

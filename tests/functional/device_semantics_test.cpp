@@ -10,12 +10,14 @@
 #include <cstring>
 #include <future>
 #include <memory>
+#include <optional>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "functional_test_util.h"
 #include "kernels/sim/sim_backend.h"
+#include "sim_gate.h"
 #include "vm/instructions_builder.h"
 #include "vm/virtual_machine.h"
 
@@ -390,27 +392,19 @@ TEST(BrokenRuleTest, SkippingTheDeviceWaitBetweenStreamsIsCaught) {
   const int64_t n = 700;
   const std::vector<float> a = Iota(n, 1), b = Iota(n, 100000);
   Tensor y;
-  std::promise<void> gate;
+  std::optional<SimComputeGate> gate;
   {
     const Tensor x = ofl::tensor<float>(a, Shape({n, 1}), dev);
     ofl::sync();
-    std::shared_future<void> opened = gate.get_future().share();
-    kernels::sim::SimBackend::Instance().Enqueue(VirtualMachine::Get().GetStream(dev)->native(),
-                                                 [opened] { opened.wait(); });
+    gate.emplace(dev);
     y = x.repeat({1, 2});
   }  // x dies; its only reader is held behind the gate
-  // Wait until the compute worker launched the reader (a probe queued behind it has run), so that
-  // a block freed at launch is back in the pool before z asks for one.
-  std::atomic<bool> probed{false};
-  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
-    b->Function(
-        "launch_probe", {}, {}, [&probed] { probed.store(true); },
-        VirtualMachine::Get().GetStream(dev));
-  });
-  while (!probed.load()) std::this_thread::yield();
+  // Wait until the compute worker launched the reader, so that a block freed at launch is back in
+  // the pool before z asks for one.
+  gate->WaitUntilLaunched();
   const Tensor z = ofl::tensor<float>(b, Shape({n, 1}), dev);
   const bool z_ok = z.to_vector<float>() == b;  // h2d and d2h only: not behind the gate
-  gate.set_value();
+  gate->Open();
   const std::vector<float> got = y.to_vector<float>();
   bool y_ok = true;
   for (int64_t i = 0; i < n; ++i) y_ok = y_ok && got[2 * i] == a[i] && got[2 * i + 1] == a[i];

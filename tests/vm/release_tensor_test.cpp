@@ -36,6 +36,13 @@ int64_t Allocated(const Device& device = VmTestDevice()) {
   return memory_stats(device).allocated_bytes;
 }
 
+// Bytes the pool cannot hand out: live tensors' blocks plus dead tensors' blocks whose users have
+// not completed (which count as free from the tensor's death on, as in PyTorch).
+int64_t Held(const Device& device = VmTestDevice()) {
+  const MemoryStats s = memory_stats(device);
+  return s.allocated_bytes + s.pending_free_bytes;
+}
+
 std::vector<float> Ramp(float start) {
   std::vector<float> v(static_cast<size_t>(kNumel));
   for (size_t i = 0; i < v.size(); ++i) v[i] = start + static_cast<float>(i % 1000);
@@ -44,7 +51,8 @@ std::vector<float> Ramp(float start) {
 
 // Parks one reader of a fresh tensor on each of `reader_roles` (each behind its own gate), drops
 // the tensor's last handle, then lets the readers finish one at a time, the last issued first. The
-// block must stay allocated, and untouched, until the first-issued reader has finished too.
+// block counts as free from the drop on, but must stay out of the pool, and untouched, until the
+// first-issued reader has finished too.
 void CheckBlockedReadersKeepTheBlock(const std::vector<StreamRole>& reader_roles) {
   // The readers dereference the block on the host: CPU memory only.
   const Device cpu("cpu");
@@ -93,13 +101,15 @@ void CheckBlockedReadersKeepTheBlock(const std::vector<StreamRole>& reader_roles
   // The last handle dies on another thread: in OFL_VM_SYNC=1 mode that thread waits for the
   // release.
   std::thread dropper([&] { t = Tensor(); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  std::vector<int64_t> allocated_while_blocked = {Allocated(cpu)};
+  dropper.join();  // dropping never waits for the readers
+  EXPECT_EQ(Allocated(cpu), before) << "a dead tensor's block counts as free at once";
+  EXPECT_EQ(memory_stats(cpu).pending_free_bytes, kBytes);
+  std::vector<int64_t> held_while_blocked = {Held(cpu)};
   for (size_t i = n; i-- > 1;) {
     gates[i].Open();
     EXPECT_TRUE(WaitUntil([&] { return finished[i].load(); }));
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    allocated_while_blocked.push_back(Allocated(cpu));
+    held_while_blocked.push_back(Held(cpu));
   }
   // Ask for a same-sized block and fill it: a block released too early would be handed out here
   // and overwritten under the reader that is still blocked.
@@ -110,12 +120,11 @@ void CheckBlockedReadersKeepTheBlock(const std::vector<StreamRole>& reader_roles
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   gates[0].Open();
-  dropper.join();
   reuser.join();
   sync();
 
-  for (int64_t allocated : allocated_while_blocked) {
-    EXPECT_GE(allocated, before + kBytes)
+  for (int64_t held : held_while_blocked) {
+    EXPECT_GE(held, before + kBytes)
         << "the block went back to the pool while a reader was still using it";
   }
   for (size_t i = 0; i < n; ++i) {
@@ -123,6 +132,7 @@ void CheckBlockedReadersKeepTheBlock(const std::vector<StreamRole>& reader_roles
   }
   EXPECT_EQ(reuse_values, Ramp(5000.f));
   EXPECT_EQ(Allocated(cpu), before) << "allocated bytes did not return to the level before";
+  EXPECT_EQ(memory_stats(cpu).pending_free_bytes, 0) << "pending after sync()";
 }
 
 TEST(ReleaseTensorTest, BlockOutlivesTheLastHandleUntilABlockedReaderFinishes) {
@@ -172,12 +182,14 @@ TEST(ReleaseTensorTest, DyingTensorNeitherBlocksNorThrowsBehindABlockedReader) {
   });
   EXPECT_TRUE(WaitUntil([&] { return dropped.load(); }))
       << "the destructor waited for the release behind the blocked reader";
-  EXPECT_GE(Allocated(), before + kBytes) << "freed under a blocked reader";
+  EXPECT_GE(Held(), before + kBytes) << "freed under a blocked reader";
+  EXPECT_EQ(Allocated(), before) << "a dead tensor's block counts as free at once";
   gate.Open();
   dropper.join();
   vm.SetWaitTimeout(saved);
   EXPECT_NO_THROW(sync()) << "a release must leave nothing to report";
   EXPECT_EQ(Allocated(), before);
+  EXPECT_EQ(memory_stats(VmTestDevice()).pending_free_bytes, 0) << "pending after sync()";
 }
 
 TEST(ReleaseTensorTest, TensorCapturedByAnInstructionIsReleasedWhenTheInstructionRetires) {

@@ -98,6 +98,9 @@ struct CachingAllocator::Block {
   Block* free_prev = nullptr;
   Block* free_next = nullptr;
   bool allocated = false;
+  // Allocated but already counted free: its tensor died while device work using it was still
+  // pending (MarkDead); it returns to the bins at Free, once that work completed.
+  bool pending_free = false;
   PoolKind pool = kSmallPool;
   char owner[kOwnerCapacity] = {};
 };
@@ -278,9 +281,15 @@ struct CachingAllocator::Impl {
                             ": block is not allocated (double free?)");
     }
     b->allocated = false;
-    stats.allocated_bytes -= static_cast<int64_t>(b->size);
-    if (__builtin_expect(static_cast<bool>(observer), 0)) {
-      Notify(PoolEventKind::kFree, b->ptr, b->size, 0, false, b->owner);
+    if (b->pending_free) {
+      // Counted free (and reported to the observer) when its tensor died.
+      b->pending_free = false;
+      stats.pending_free_bytes -= static_cast<int64_t>(b->size);
+    } else {
+      stats.allocated_bytes -= static_cast<int64_t>(b->size);
+      if (__builtin_expect(static_cast<bool>(observer), 0)) {
+        Notify(PoolEventKind::kFree, b->ptr, b->size, 0, false, b->owner);
+      }
     }
     FreeBins& pool = bins[b->pool];
     Block* prev = b->prev;
@@ -302,6 +311,21 @@ struct CachingAllocator::Impl {
       ReturnMetadata(next);
     }
     pool.Insert(b);
+  }
+
+  void MarkDead(Block* b) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (closed) return;
+    if (!b->allocated || b->pending_free) {
+      throw InvalidArgument("CachingAllocator::MarkDead on " + device_name +
+                            ": block is not in use (marked twice?)");
+    }
+    b->pending_free = true;
+    stats.allocated_bytes -= static_cast<int64_t>(b->size);
+    stats.pending_free_bytes += static_cast<int64_t>(b->size);
+    if (__builtin_expect(static_cast<bool>(observer), 0)) {
+      Notify(PoolEventKind::kFree, b->ptr, b->size, 0, false, b->owner);
+    }
   }
 
   // A block covering a fresh segment big enough for `size`; throws OutOfMemory when neither the
@@ -399,6 +423,9 @@ struct CachingAllocator::Impl {
                       std::to_string(stats.allocated_bytes) + " bytes, reserved " +
                       std::to_string(stats.reserved_bytes) + " bytes, largest free block " +
                       std::to_string(largest) + " bytes, ";
+    if (stats.pending_free_bytes > 0) {
+      msg += std::to_string(stats.pending_free_bytes) + " bytes pending free, ";
+    }
     msg += limit > 0 ? "limit " + std::to_string(limit) + " bytes" : std::string("no limit");
     msg += suffix;
     throw OutOfMemory(msg);
@@ -500,6 +527,11 @@ void CachingAllocator::Free(Block* block) {
   impl_->Free(block);
 }
 
+void CachingAllocator::MarkDead(Block* block) {
+  if (block == nullptr) return;
+  impl_->MarkDead(block);
+}
+
 void* CachingAllocator::Data(const Block* block) { return block->ptr; }
 
 size_t CachingAllocator::Size(const Block* block) { return block->size; }
@@ -516,6 +548,7 @@ void CachingAllocator::Close() {
   impl_->ReleaseAllSegments();
   impl_->stats.allocated_bytes = 0;
   impl_->stats.reserved_bytes = 0;
+  impl_->stats.pending_free_bytes = 0;
 }
 
 void CachingAllocator::EmptyCache() {
@@ -558,7 +591,8 @@ std::vector<SegmentInfo> CachingAllocator::Snapshot() const {
       BlockInfo block;
       block.address = reinterpret_cast<uintptr_t>(b->ptr);
       block.size = b->size;
-      block.allocated = b->allocated;
+      block.allocated = b->allocated && !b->pending_free;
+      block.pending_free = b->pending_free;
       if (b->allocated) block.owner = b->owner;
       info.blocks.push_back(std::move(block));
     }

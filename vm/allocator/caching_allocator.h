@@ -54,8 +54,9 @@ class DeviceMemoryBackend : public AllocatorBackend {
 struct BlockInfo {
   uintptr_t address = 0;
   size_t size = 0;
-  bool allocated = false;
-  std::string owner;  // who allocated it (an op name), empty when free
+  bool allocated = false;     // in use by a live tensor
+  bool pending_free = false;  // its tensor died; returns to the cache when the device is done
+  std::string owner;          // who allocated it (an op name), empty when free
 };
 struct SegmentInfo {
   uintptr_t address = 0;
@@ -99,6 +100,10 @@ class CachingAllocator {
   // largest free block.
   Block* Allocate(size_t bytes, bool* cache_hit = nullptr, const char* owner = nullptr);
   void Free(Block* block);
+  // The block's tensor died but device work using it may still be pending: from now on it counts
+  // as free in stats() (and the observer hears kFree), though it is not handed out again until
+  // Free, which must still follow once that work is complete (see vm/THREADING.md, "Memory").
+  void MarkDead(Block* block);
   static void* Data(const Block* block);
   static size_t Size(const Block* block);  // the rounded size actually reserved for the block
 

@@ -1,0 +1,51 @@
+// SimComputeGate: holds a simulated device's compute stream shut on the device, for deterministic
+// tests of work in flight. While the gate is shut the stream's worker keeps launching (the VM sees
+// "launched"), but nothing queued on the native stream runs or completes.
+#pragma once
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include "kernels/sim/sim_backend.h"
+#include "oneflow_lite/device.h"
+#include "vm/instructions_builder.h"
+#include "vm/virtual_machine.h"
+
+namespace ofl::testing {
+
+class SimComputeGate {
+ public:
+  explicit SimComputeGate(const Device& device) : device_(device) {
+    std::shared_future<void> opened = gate_.get_future().share();
+    kernels::sim::SimBackend::Instance().Enqueue(Stream()->native(), [opened] { opened.wait(); });
+  }
+  ~SimComputeGate() { Open(); }
+  SimComputeGate(const SimComputeGate&) = delete;
+  SimComputeGate& operator=(const SimComputeGate&) = delete;
+
+  void Open() {
+    if (!open_) gate_.set_value();
+    open_ = true;
+  }
+
+  // Returns once the compute worker launched everything issued to it so far: a probe queued
+  // behind that work has run on the worker.
+  void WaitUntilLaunched() {
+    std::atomic<bool> probed{false};
+    vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+      b->Function(
+          "launch_probe", {}, {}, [&probed] { probed.store(true); }, Stream());
+    });
+    while (!probed.load()) std::this_thread::yield();
+  }
+
+ private:
+  vm::Stream* Stream() const { return vm::VirtualMachine::Get().GetStream(device_); }
+
+  Device device_;
+  std::promise<void> gate_;
+  bool open_ = false;
+};
+
+}  // namespace ofl::testing
