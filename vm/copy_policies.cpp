@@ -5,22 +5,22 @@
 
 namespace ofl::vm {
 
-HostBuffer::HostBuffer(DeviceBackend* backend, size_t bytes, bool allocate_now)
-    : backend_(backend), bytes_(bytes) {
+HostBuffer::HostBuffer(CachingAllocator* pool, size_t bytes, bool allocate_now)
+    : pool_(pool), bytes_(bytes) {
   if (allocate_now) Allocate();
 }
 
 void HostBuffer::Allocate() {
   if (bytes_ == 0 || data_ != nullptr) return;
-  data_ = static_cast<char*>(backend_->allocate_host(bytes_));
-  if (data_ == nullptr) {
-    throw OutOfMemory("allocate_host: no host staging memory for " + std::to_string(bytes_) +
-                      " bytes");
-  }
+  block_ = pool_->Allocate(bytes_, nullptr, "staging");
+  data_ = static_cast<char*>(CachingAllocator::Data(block_));
 }
 
 HostBuffer::~HostBuffer() {
-  if (data_ != nullptr) backend_->deallocate_host(data_, bytes_);
+  try {
+    pool_->Free(block_);
+  } catch (...) {  // Free only throws for a double free, which a HostBuffer cannot do
+  }
 }
 
 std::unique_ptr<DeviceCopyPolicy> DeviceCopyPolicy::HostToDevice(std::string op, BlobArg dst,

@@ -9,18 +9,21 @@
 #include <string>
 
 #include "oneflow_lite/extension.h"
+#include "vm/allocator/caching_allocator.h"
 #include "vm/instruction.h"
 
 namespace ofl::vm {
 
-// Host memory from a backend's allocate_host (pinned for CUDA), returned when the last holder lets
-// go. A policy holds it until the instruction is retired, which is after its copy completed.
+// A staging buffer from the host staging pool of a device type (VirtualMachine::GetStagingPool:
+// a caching pool over the backend's allocate_host, pinned memory for CUDA), returned to that pool
+// when the last holder lets go. A policy holds it until the instruction is retired, which is after
+// its copy completed, so the pool never hands out a buffer a copy may still read or write.
 class HostBuffer {
  public:
   // allocate_now == false: the memory is allocated by Allocate(), on the worker that fills it
   // (a read allocates no staging for a tensor whose producer failed).
-  HostBuffer(DeviceBackend* backend, size_t bytes, bool allocate_now = true);
-  // Throws OutOfMemory when the backend has no host memory; a no-op once allocated.
+  HostBuffer(CachingAllocator* pool, size_t bytes, bool allocate_now = true);
+  // Throws OutOfMemory when there is no host memory left; a no-op once allocated.
   void Allocate();
   ~HostBuffer();
   HostBuffer(const HostBuffer&) = delete;
@@ -29,7 +32,8 @@ class HostBuffer {
   size_t size() const { return bytes_; }
 
  private:
-  DeviceBackend* backend_;
+  CachingAllocator* pool_;
+  CachingAllocator::Block* block_ = nullptr;
   char* data_ = nullptr;
   size_t bytes_;
 };

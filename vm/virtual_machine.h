@@ -50,6 +50,9 @@ class VirtualMachine {
   // Throws DeviceError for a device this build or machine cannot use.
   Stream* GetStream(const Device& device, StreamRole role = StreamRole::kCompute);
   CachingAllocator* GetAllocator(const Device& device);
+  // The pool of host staging buffers for transfers to and from devices of `type` (one per device
+  // type: its memory comes from the backend's allocate_host). Made on first use.
+  CachingAllocator* GetStagingPool(DeviceType type);
   std::vector<Stream*> streams();
 
   // Orders and dispatches a batch built by an InstructionsBuilder. With back_pressure, blocks
@@ -236,6 +239,7 @@ class VirtualMachine {
   std::mutex streams_mu_;
   std::map<std::pair<std::string, int>, std::unique_ptr<Stream>> streams_;
   std::map<std::string, std::unique_ptr<CachingAllocator>> pools_;
+  std::unique_ptr<CachingAllocator> staging_pools_[kMaxDeviceTypes];  // guarded by streams_mu_
   std::vector<Stream*> stream_list_;
   // Lock-free look-up of already created streams: [device type][device index][role].
   static constexpr int kMaxFastDeviceIndex = 16;

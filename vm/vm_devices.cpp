@@ -48,6 +48,18 @@ CachingAllocator* VirtualMachine::GetAllocator(const Device& device) {
   return pool.get();
 }
 
+CachingAllocator* VirtualMachine::GetStagingPool(DeviceType type) {
+  DeviceBackend* backend = kernels::GetBackend(type);
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  auto& pool = staging_pools_[static_cast<int>(type)];
+  if (!pool) {
+    pool = std::make_unique<CachingAllocator>(Device(DeviceType::kCPU, 0),
+                                              std::make_unique<HostStagingBackend>(backend),
+                                              "host staging for " + to_string(type));
+  }
+  return pool.get();
+}
+
 Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
   if (any_device_failed_.load(std::memory_order_relaxed)) CheckDeviceUsable(device);
   if (shut_down_.load(std::memory_order_relaxed)) ThrowShutDown(device.str());

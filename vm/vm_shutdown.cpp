@@ -64,6 +64,13 @@ void VirtualMachine::Shutdown() {
       Logger().warn("shutdown: returning the memory of {} failed: {}", name, e.what());
     }
   }
+  for (auto& pool : staging_pools_) {
+    try {
+      if (pool) pool->Close();
+    } catch (const std::exception& e) {
+      Logger().warn("shutdown: returning the host staging memory failed: {}", e.what());
+    }
+  }
 }
 
 }  // namespace ofl::vm

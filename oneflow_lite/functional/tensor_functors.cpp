@@ -50,7 +50,8 @@ Tensor from_host(const void* data, const Shape& shape, DType dtype, const Device
   if (!backend->host_accessible()) {
     // Staged through the backend's host memory and copied on the h2d stream: the caller's buffer
     // is free again when this returns, and the host never touches device memory.
-    auto staging = std::make_shared<vm::HostBuffer>(backend, bytes);
+    auto staging = std::make_shared<vm::HostBuffer>(
+        vm::VirtualMachine::Get().GetStagingPool(device.type()), bytes);
     if (bytes > 0) std::memcpy(staging->data(), data, bytes);
     vm::Stream* h2d = vm::VirtualMachine::Get().GetStream(device, vm::StreamRole::kHost2Device);
     vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
@@ -118,7 +119,8 @@ void ReadView(const Tensor& t, const char* op, std::function<void*(size_t)> dst_
   if (!backend->host_accessible()) {
     const Tensor src = contiguous ? t : ofl::contiguous(t);
     // Allocated by the copy itself: a read of a tensor whose producer failed throws that error.
-    auto staging = std::make_shared<vm::HostBuffer>(backend, nbytes, /*allocate_now=*/false);
+    auto staging = std::make_shared<vm::HostBuffer>(vm.GetStagingPool(impl.device().type()), nbytes,
+                                                    /*allocate_now=*/false);
     vm::Stream* d2h = vm.GetStream(impl.device(), vm::StreamRole::kDevice2Host);
     vm::InstrRef copy;
     vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
@@ -218,7 +220,11 @@ MemoryStats memory_stats(const Device& device) {
 }
 
 void empty_cache(const Device& device) {
-  vm::VirtualMachine::Get().GetAllocator(device)->EmptyCache();
+  auto& vm = vm::VirtualMachine::Get();
+  vm.GetAllocator(device)->EmptyCache();
+  if (!kernels::GetBackend(device.type())->host_accessible()) {
+    vm.GetStagingPool(device.type())->EmptyCache();
+  }
 }
 
 void set_memory_limit(const Device& device, int64_t bytes) {

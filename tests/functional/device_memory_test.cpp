@@ -1,7 +1,8 @@
 // How a device's pool accounts for memory while work is in flight, checked deterministically on the
-// simulated accelerator with its compute stream held shut: a dead tensor's block counts as free
+// simulated accelerator with one of its streams held shut: a dead tensor's block counts as free
 // from the moment the tensor dies (PyTorch's rule) but is not handed out again until the work
-// using it completed.
+// using it completed; host staging buffers come from a pool and are reused only after their copy
+// completed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "functional_test_util.h"
 #include "sim_gate.h"
+#include "vm/virtual_machine.h"
 
 namespace ofl::testing {
 namespace {
@@ -44,7 +46,7 @@ TEST(DeviceMemoryTest, ADeadTensorCountsAsFreeAtOnceButIsNotReusedBeforeItsWorkC
   ASSERT_EQ(before.pending_free_bytes, 0);
 
   Tensor y;
-  std::optional<SimComputeGate> gate;
+  std::optional<SimStreamGate> gate;
   uint64_t x_address = 0;
   {
     const Tensor x = tensor<float>(a, Shape({n}), dev);
@@ -92,7 +94,7 @@ TEST(DeviceMemoryTest, ATensorThatDiesBeforeItsProducerLaunchedIsCountedFreeWhen
   const Tensor x = tensor<float>(std::vector<float>(n, 1.f), Shape({n, 1}), dev);
   sync();
   {
-    SimComputeGate gate(dev);
+    SimStreamGate gate(dev);
     // Issued and dropped at once: its output block may not exist yet when it dies.
     for (int i = 0; i < 20; ++i) (void)x.repeat({1, 3});
     gate.WaitUntilLaunched();
@@ -103,6 +105,74 @@ TEST(DeviceMemoryTest, ATensorThatDiesBeforeItsProducerLaunchedIsCountedFreeWhen
   sync();
   EXPECT_EQ(memory_stats(dev).pending_free_bytes, 0);
   EXPECT_EQ(memory_stats(dev).allocated_bytes, before.allocated_bytes + n * 4);
+}
+
+std::vector<float> Values(int64_t n, float start) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
+  return v;
+}
+
+TEST(DeviceMemoryTest, StagingBuffersComeFromAPoolAndAreReusedAcrossTransfers) {
+  const Device dev("sim:1");
+  sync();
+  empty_cache(dev);
+  vm::CachingAllocator* staging = vm::VirtualMachine::Get().GetStagingPool(DeviceType::kSim);
+  const MemoryStats before = staging->stats();
+  EXPECT_EQ(before.reserved_bytes, 0) << "empty_cache returns the cached staging buffers";
+  const int64_t n = 1000;
+  for (int round = 0; round < 20; ++round) {
+    const std::vector<float> v = Values(n, static_cast<float>(round * n));
+    EXPECT_EQ(tensor<float>(v, Shape({n}), dev).to_vector<float>(), v);
+  }
+  sync();  // retires (and destroys) the last transfers
+  const MemoryStats after = staging->stats();
+  EXPECT_EQ(after.alloc_requests - before.alloc_requests, 40) << "one h2d and one d2h per round";
+  EXPECT_LE(after.cache_misses - before.cache_misses, 1) << "the host was asked for memory again";
+  EXPECT_EQ(after.allocated_bytes, 0) << "a staging buffer outlived its transfer";
+  EXPECT_GT(after.reserved_bytes, 0);
+  empty_cache(dev);
+  EXPECT_EQ(staging->stats().reserved_bytes, 0);
+}
+
+TEST(DeviceMemoryTest, AStagingBufferIsNotReusedWhileItsCopyIsInFlight) {
+  SKIP_IN_SYNC_MODE();
+  const Device dev("sim:1");
+  const int64_t n = 1000;
+  const std::vector<float> a = Values(n, 1.f), b = Values(n, -5000.f);
+  sync();
+  vm::CachingAllocator* staging = vm::VirtualMachine::Get().GetStagingPool(DeviceType::kSim);
+  const int64_t block = static_cast<int64_t>((n * 4 + 511) / 512 * 512);
+  Tensor x, z;
+  {
+    SimStreamGate gate(dev, vm::StreamRole::kHost2Device);
+    // Both copies wait on the device: the caller's vectors are free again, their staging is not.
+    x = tensor<float>(a, Shape({n}), dev);
+    z = tensor<float>(b, Shape({n}), dev);
+    gate.WaitUntilLaunched();
+    EXPECT_EQ(staging->stats().allocated_bytes, 2 * block);
+  }
+  EXPECT_EQ(x.to_vector<float>(), a);
+  EXPECT_EQ(z.to_vector<float>(), b);
+  sync();
+  EXPECT_EQ(staging->stats().allocated_bytes, 0);
+}
+
+TEST(DeviceMemoryTest, StagingOutOfHostMemoryIsAClearErrorAndTransfersWorkAfter) {
+  // A program-wide allocation the host cannot serve: the staging pool's own out-of-memory error
+  // names the pool, the request and its totals.
+  const Device dev("sim:1");
+  vm::CachingAllocator* staging = vm::VirtualMachine::Get().GetStagingPool(DeviceType::kSim);
+  staging->SetLimit(4 << 20);
+  struct Unlimit {
+    vm::CachingAllocator* pool;
+    ~Unlimit() { pool->SetLimit(0); }
+  } unlimit{staging};
+  ExpectThrowWith<OutOfMemory>(
+      [&] { (void)tensor<float>(std::vector<float>(2 << 20, 1.f), Shape({2 << 20}), dev); },
+      {"host staging for sim", "tried to allocate 8388608 bytes", "limit 4194304 bytes"});
+  const std::vector<float> v = Values(64, 3.f);
+  EXPECT_EQ(tensor<float>(v, Shape({64}), dev).to_vector<float>(), v);
 }
 
 }  // namespace

@@ -392,7 +392,7 @@ TEST(BrokenRuleTest, SkippingTheDeviceWaitBetweenStreamsIsCaught) {
   const int64_t n = 700;
   const std::vector<float> a = Iota(n, 1), b = Iota(n, 100000);
   Tensor y;
-  std::optional<SimComputeGate> gate;
+  std::optional<SimStreamGate> gate;
   {
     const Tensor x = ofl::tensor<float>(a, Shape({n, 1}), dev);
     ofl::sync();

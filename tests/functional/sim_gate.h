@@ -1,6 +1,7 @@
-// SimComputeGate: holds a simulated device's compute stream shut on the device, for deterministic
-// tests of work in flight. While the gate is shut the stream's worker keeps launching (the VM sees
-// "launched"), but nothing queued on the native stream runs or completes.
+// SimStreamGate: holds one stream of a simulated device (its compute stream unless told otherwise)
+// shut on the device, for deterministic tests of work in flight. While the gate is shut the
+// stream's worker keeps launching (the VM sees "launched"), but nothing queued on the native
+// stream runs or completes.
 #pragma once
 
 #include <atomic>
@@ -14,22 +15,23 @@
 
 namespace ofl::testing {
 
-class SimComputeGate {
+class SimStreamGate {
  public:
-  explicit SimComputeGate(const Device& device) : device_(device) {
+  explicit SimStreamGate(const Device& device, vm::StreamRole role = vm::StreamRole::kCompute)
+      : device_(device), role_(role) {
     std::shared_future<void> opened = gate_.get_future().share();
     kernels::sim::SimBackend::Instance().Enqueue(Stream()->native(), [opened] { opened.wait(); });
   }
-  ~SimComputeGate() { Open(); }
-  SimComputeGate(const SimComputeGate&) = delete;
-  SimComputeGate& operator=(const SimComputeGate&) = delete;
+  ~SimStreamGate() { Open(); }
+  SimStreamGate(const SimStreamGate&) = delete;
+  SimStreamGate& operator=(const SimStreamGate&) = delete;
 
   void Open() {
     if (!open_) gate_.set_value();
     open_ = true;
   }
 
-  // Returns once the compute worker launched everything issued to it so far: a probe queued
+  // Returns once the stream's worker launched everything issued to it so far: a probe queued
   // behind that work has run on the worker.
   void WaitUntilLaunched() {
     std::atomic<bool> probed{false};
@@ -41,9 +43,10 @@ class SimComputeGate {
   }
 
  private:
-  vm::Stream* Stream() const { return vm::VirtualMachine::Get().GetStream(device_); }
+  vm::Stream* Stream() const { return vm::VirtualMachine::Get().GetStream(device_, role_); }
 
   Device device_;
+  vm::StreamRole role_;
   std::promise<void> gate_;
   bool open_ = false;
 };

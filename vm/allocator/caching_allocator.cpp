@@ -490,12 +490,14 @@ void* CpuAllocatorBackend::Allocate(size_t bytes) {
 
 void CpuAllocatorBackend::Free(void* ptr, size_t /*bytes*/) { std::free(ptr); }
 
-CachingAllocator::CachingAllocator(Device device, std::unique_ptr<AllocatorBackend> backend)
+CachingAllocator::CachingAllocator(Device device, std::unique_ptr<AllocatorBackend> backend,
+                                   std::string name)
     : device_(device) {
+  if (name.empty()) name = device_.str();
   if (backend == nullptr) {
-    throw InvalidArgument("CachingAllocator on " + device_.str() + ": backend must not be null");
+    throw InvalidArgument("CachingAllocator on " + name + ": backend must not be null");
   }
-  impl_ = std::make_unique<Impl>(device_.str(), std::move(backend));
+  impl_ = std::make_unique<Impl>(std::move(name), std::move(backend));
 }
 
 CachingAllocator::~CachingAllocator() = default;

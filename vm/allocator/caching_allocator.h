@@ -50,6 +50,18 @@ class DeviceMemoryBackend : public AllocatorBackend {
   int index_;
 };
 
+// Host staging memory from a device backend's allocate_host (pinned for CUDA), for the pool of
+// staging buffers that host <-> device transfers go through.
+class HostStagingBackend : public AllocatorBackend {
+ public:
+  explicit HostStagingBackend(DeviceBackend* backend) : backend_(backend) {}
+  void* Allocate(size_t bytes) override { return backend_->allocate_host(bytes); }
+  void Free(void* ptr, size_t bytes) override { backend_->deallocate_host(ptr, bytes); }
+
+ private:
+  DeviceBackend* backend_;
+};
+
 // One entry of a memory snapshot.
 struct BlockInfo {
   uintptr_t address = 0;
@@ -89,7 +101,8 @@ class CachingAllocator {
   // Every block's address is aligned to at least kAlignment bytes.
   static constexpr size_t kAlignment = 64;
 
-  CachingAllocator(Device device, std::unique_ptr<AllocatorBackend> backend);
+  // `name` (default: the device's) is what errors and snapshots call the pool.
+  CachingAllocator(Device device, std::unique_ptr<AllocatorBackend> backend, std::string name = "");
   ~CachingAllocator();  // returns every segment to the backend
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
