@@ -7,6 +7,7 @@
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/memory.h"
 #include "oneflow_lite/memory_stats.h"
+#include "oneflow_lite/placement.h"
 #include "oneflow_lite/shape.h"
 #include "oneflow_lite/tensor.h"
 #include "oneflow_lite/trace.h"
