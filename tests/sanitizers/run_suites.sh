@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the VM, pool (caching allocator) and API suites of a sanitizer build with the options CI
+# Runs the VM, pool (caching allocator) and API suites (and the sim suites) of a sanitizer build with the options CI
 # uses: any report fails the run. Called by `bash tools/ofl.sh test`; by hand:
 #   bash tests/sanitizers/run_suites.sh asan|tsan BUILD_DIR [gtest args...]
 set -uo pipefail
@@ -41,8 +41,10 @@ for suite in vm functional; do
     [ $rc -eq 0 ] || failed=$((failed + 1))
   done
 done
-# The simulated asynchronous accelerator: its own suite, and the API suite run on sim:0 (every
-# tensor on a device the host cannot touch, streams finishing late and out of order).
+# The simulated asynchronous accelerator: its own suite, and the API and VM suites run on sim:0
+# (every tensor on a device the host cannot touch, streams finishing late and out of order); under
+# ASan also the kernel suite on sim:0 (under TSan it adds minutes and no thread the suites above
+# do not already run).
 run_one() {
   local label="$1"
   shift
@@ -55,4 +57,9 @@ run_one "ofl_test_kernels (sim backend)" "$dir/tests/ofl_test_kernels" --gtest_b
   --gtest_filter='Sim*' "$@"
 run_one "ofl_test_functional (sim:0)" env OFL_TEST_DEVICE=sim:0 "$dir/tests/ofl_test_functional" \
   --gtest_brief=1 "$@"
+run_one "ofl_test_vm (sim:0)" env OFL_TEST_DEVICE=sim:0 "$dir/tests/ofl_test_vm" --gtest_brief=1 "$@"
+if [ "$kind" = asan ]; then
+  run_one "ofl_test_kernels (sim:0)" env OFL_TEST_DEVICE=sim:0 "$dir/tests/ofl_test_kernels" \
+    --gtest_brief=1 "$@"
+fi
 exit $((failed > 0))
