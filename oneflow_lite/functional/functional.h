@@ -47,6 +47,9 @@ MemoryStats memory_stats(const Device& device);
 // Returns the device pool's cached blocks (whose work completed) to the device, and the cached
 // host staging buffers of the device's type (those transfers to and from it go through).
 void empty_cache(const Device& device);
+// Restarts memory_stats(device)'s peak_allocated_bytes and peak_reserved_bytes from the current
+// values, to measure the peak of one region of a program.
+void reset_peak_memory_stats(const Device& device);
 // Caps the device pool's reserved bytes (0 = no cap); makes out-of-memory testable.
 void set_memory_limit(const Device& device, int64_t bytes);
 

@@ -227,6 +227,10 @@ void empty_cache(const Device& device) {
   }
 }
 
+void reset_peak_memory_stats(const Device& device) {
+  vm::VirtualMachine::Get().GetAllocator(device)->ResetPeakStats();
+}
+
 void set_memory_limit(const Device& device, int64_t bytes) {
   if (bytes < 0) {
     throw InvalidArgument("set_memory_limit: limit for " + device.str() +

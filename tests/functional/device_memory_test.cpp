@@ -107,6 +107,24 @@ TEST(DeviceMemoryTest, ATensorThatDiesBeforeItsProducerLaunchedIsCountedFreeWhen
   EXPECT_EQ(memory_stats(dev).allocated_bytes, before.allocated_bytes + n * 4);
 }
 
+TEST(DeviceMemoryTest, ResetPeakMemoryStatsRestartsThePeaksFromNow) {
+  const Device dev = TestDevice();
+  {
+    const Tensor big = empty(Shape({1 << 20}), DType::kFloat32, dev);
+    sync();
+  }
+  sync();
+  const MemoryStats high = memory_stats(dev);
+  EXPECT_GE(high.peak_allocated_bytes, high.allocated_bytes + (4 << 20));
+  reset_peak_memory_stats(dev);
+  const MemoryStats reset = memory_stats(dev);
+  EXPECT_EQ(reset.peak_allocated_bytes, reset.allocated_bytes);
+  EXPECT_EQ(reset.peak_reserved_bytes, reset.reserved_bytes);
+  const Tensor small = empty(Shape({1024}), DType::kFloat32, dev);
+  sync();
+  EXPECT_EQ(memory_stats(dev).peak_allocated_bytes, reset.allocated_bytes + 4096);
+}
+
 std::vector<float> Values(int64_t n, float start) {
   std::vector<float> v(n);
   for (int64_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);

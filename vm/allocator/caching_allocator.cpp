@@ -543,6 +543,12 @@ MemoryStats CachingAllocator::stats() const {
   return impl_->stats;
 }
 
+void CachingAllocator::ResetPeakStats() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->stats.peak_allocated_bytes = impl_->stats.allocated_bytes;
+  impl_->stats.peak_reserved_bytes = impl_->stats.reserved_bytes;
+}
+
 void CachingAllocator::Close() {
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (impl_->closed) return;

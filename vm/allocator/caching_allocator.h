@@ -121,6 +121,8 @@ class CachingAllocator {
   static size_t Size(const Block* block);  // the rounded size actually reserved for the block
 
   MemoryStats stats() const;
+  // The peaks start again from the current allocated and reserved bytes.
+  void ResetPeakStats();
   // Returns every segment with no allocated block to the backend.
   void EmptyCache();
   // Shutdown: returns every segment to the backend, allocated blocks included. Afterwards Allocate
