@@ -7,6 +7,26 @@ find_package(nlohmann_json 3 REQUIRED CONFIG)  # nlohmann-json3-dev: Chrome trac
 if(NOT OFL_SANITIZE)
   find_package(mimalloc REQUIRED CONFIG) # libmimalloc-dev: small objects on the per-op path
 endif()
+# openmpi-bin + libopenmpi-dev: the collectives behind global tensors (boxing) and the launcher of
+# multi-process programs. AUTO builds them when MPI is found; without MPI a program is one process
+# (rank 0 of 1) and global tensors live on placements of rank 0 only.
+set(OFL_WITH_MPI AUTO CACHE STRING "Build the MPI collectives for global tensors: AUTO, ON or OFF")
+set_property(CACHE OFL_WITH_MPI PROPERTY STRINGS AUTO ON OFF)
+set(OFL_HAVE_MPI OFF)
+# The C API through the C++ compiler (the project enables no C); not the deprecated C++ bindings.
+set(MPI_CXX_SKIP_MPICXX TRUE)
+if(OFL_WITH_MPI STREQUAL "ON")
+  find_package(MPI REQUIRED COMPONENTS CXX)
+  set(OFL_HAVE_MPI ON)
+elseif(OFL_WITH_MPI STREQUAL "AUTO")
+  find_package(MPI COMPONENTS CXX)
+  if(MPI_CXX_FOUND)
+    set(OFL_HAVE_MPI ON)
+  endif()
+elseif(NOT OFL_WITH_MPI STREQUAL "OFF")
+  message(FATAL_ERROR "OFL_WITH_MPI must be AUTO, ON or OFF, got '${OFL_WITH_MPI}'")
+endif()
+message(STATUS "oneflow_lite: MPI collectives ${OFL_HAVE_MPI}")
 if(OFL_BUILD_TOOLS)
   find_package(CLI11 REQUIRED CONFIG)    # libcli11-dev: ofl_vm_trace's command line
 endif()

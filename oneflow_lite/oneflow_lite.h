@@ -2,6 +2,7 @@
 #pragma once
 
 #include "oneflow_lite/device.h"
+#include "oneflow_lite/distributed.h"
 #include "oneflow_lite/dtype.h"
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/functional/functional.h"

@@ -29,13 +29,25 @@ const TensorImpl& Tensor::Get() const {
   return *impl_;
 }
 
-const Shape& Tensor::shape() const { return Get().shape(); }
+const Shape& Tensor::shape() const {
+  const TensorImpl& impl = Get();
+  return impl.global() ? impl.global()->logical_shape : impl.shape();
+}
 const std::vector<int64_t>& Tensor::stride() const { return Get().stride(); }
 int64_t Tensor::storage_offset() const { return Get().offset(); }
 DType Tensor::dtype() const { return Get().dtype(); }
 Device Tensor::device() const { return Get().device(); }
-int64_t Tensor::numel() const { return Get().shape().numel(); }
-int64_t Tensor::dim() const { return Get().shape().ndim(); }
+int64_t Tensor::numel() const { return shape().numel(); }
+int64_t Tensor::dim() const { return shape().ndim(); }
+bool Tensor::is_global() const { return Get().global() != nullptr; }
+Placement Tensor::placement() const {
+  if (!is_global()) throw InvalidArgument("placement: the tensor is local, not global");
+  return Get().global()->placement;
+}
+Sbp Tensor::sbp() const {
+  if (!is_global()) throw InvalidArgument("sbp: the tensor is local, not global");
+  return Get().global()->sbp;
+}
 bool Tensor::is_contiguous() const { return ops::IsContiguous(Get().shape(), Get().stride()); }
 
 Tensor Tensor::contiguous() const { return ofl::contiguous(*this); }

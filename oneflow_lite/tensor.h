@@ -13,6 +13,7 @@
 #include "oneflow_lite/device.h"
 #include "oneflow_lite/dtype.h"
 #include "oneflow_lite/error.h"
+#include "oneflow_lite/placement.h"
 #include "oneflow_lite/shape.h"
 
 namespace ofl {
@@ -25,6 +26,7 @@ class Tensor {
   explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
   bool defined() const { return impl_ != nullptr; }
+  // The logical shape (for a global tensor, of the whole tensor across its placement).
   const Shape& shape() const;
   const std::vector<int64_t>& stride() const;
   int64_t storage_offset() const;
@@ -49,6 +51,22 @@ class Tensor {
   Tensor reshape(const std::vector<int64_t>& shape) const;
   Tensor permute(const std::vector<int64_t>& dims) const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+
+  // Global tensors (oneflow_lite/distributed.h). A global tensor is a logical tensor laid out
+  // over a placement's ranks by an SBP; each rank holds its physical shard. stride(),
+  // storage_offset() and is_contiguous() describe that shard; shape(), numel() and dim() the
+  // logical tensor. Every rank of the world runs the same calls in the same order.
+  //
+  // On a local tensor: this rank's shard as given (split: shards may differ in size, the logical
+  // size is their sum; broadcast: every rank passes the same values; partial_sum: the logical
+  // tensor is the sum of the shards). On a global tensor: boxing to the new SBP.
+  Tensor to_global(const Placement& placement, const Sbp& sbp) const;
+  // This rank's physical shard (shares memory); a local tensor returns itself.
+  Tensor to_local() const;
+  bool is_global() const;
+  // InvalidArgument on a local tensor.
+  Placement placement() const;
+  Sbp sbp() const;
 
   const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
 

@@ -7,6 +7,7 @@
 
 #include "oneflow_lite/device.h"
 #include "oneflow_lite/dtype.h"
+#include "oneflow_lite/placement.h"
 #include "oneflow_lite/shape.h"
 #include "vm/eager_blob_object.h"
 #include "vm/instruction.h"
@@ -21,6 +22,14 @@ struct Storage {
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
   vm::BlobPtr blob;
+};
+
+// What makes a tensor global: its placement, SBP and logical shape. The TensorImpl around it
+// describes this rank's physical shard (an empty one on ranks outside the placement).
+struct GlobalMeta {
+  Placement placement;
+  Sbp sbp;
+  Shape logical_shape;
 };
 
 class TensorImpl {
@@ -41,6 +50,9 @@ class TensorImpl {
   const Device& device() const { return device_; }
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   const vm::BlobPtr& blob() const { return storage_->blob; }
+  // Null for a local tensor.
+  const std::shared_ptr<const GlobalMeta>& global() const { return global_; }
+  void set_global(std::shared_ptr<const GlobalMeta> g) { global_ = std::move(g); }
 
   // This view as an instruction operand.
   vm::BlobArg arg() const;
@@ -54,6 +66,7 @@ class TensorImpl {
   DType dtype_;
   Device device_;
   std::shared_ptr<Storage> storage_;
+  std::shared_ptr<const GlobalMeta> global_;
 };
 
 }  // namespace ofl

@@ -19,6 +19,8 @@ std::string to_string(StreamRole role) {
       return "d2h";
     case StreamRole::kAux:
       return "aux";
+    case StreamRole::kCollective:
+      return "collective";
   }
   return "unknown";
 }

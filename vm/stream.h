@@ -32,7 +32,10 @@ namespace ofl::vm {
 class Instruction;
 class VirtualMachine;
 
-enum class StreamRole { kCompute, kHost2Device, kDevice2Host, kAux };
+// kCollective: the stream that runs a process's collectives (global tensors' boxing) in issue
+// order, so every rank calls them in the same order.
+enum class StreamRole { kCompute, kHost2Device, kDevice2Host, kAux, kCollective };
+inline constexpr int kNumStreamRoles = 5;
 std::string to_string(StreamRole role);
 
 class Stream {

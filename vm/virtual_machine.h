@@ -243,7 +243,7 @@ class VirtualMachine {
   std::vector<Stream*> stream_list_;
   // Lock-free look-up of already created streams: [device type][device index][role].
   static constexpr int kMaxFastDeviceIndex = 16;
-  std::atomic<Stream*> fast_streams_[kMaxDeviceTypes][kMaxFastDeviceIndex][4] = {};
+  std::atomic<Stream*> fast_streams_[kMaxDeviceTypes][kMaxFastDeviceIndex][kNumStreamRoles] = {};
 
   // Devices that reported a fault they cannot recover from, with the first fault.
   std::atomic<bool> any_device_failed_{false};

@@ -2,6 +2,7 @@
 #include <chrono>
 #include <thread>
 
+#include "kernels/collective/collectives.h"
 #include "vm/chrome_trace.h"
 #include "vm/log.h"
 #include "vm/virtual_machine.h"
@@ -70,6 +71,12 @@ void VirtualMachine::Shutdown() {
     } catch (const std::exception& e) {
       Logger().warn("shutdown: returning the host staging memory failed: {}", e.what());
     }
+  }
+  // Last: MPI (finalised only if init_distributed initialised it), after every collective ran.
+  try {
+    kernels::collective::FinalizeProcessGroup();
+  } catch (const std::exception& e) {
+    Logger().warn("shutdown: finalising the process group failed: {}", e.what());
   }
 }
 

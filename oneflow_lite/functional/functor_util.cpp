@@ -16,6 +16,14 @@ Tensor NewTensor(const Shape& shape, DType dtype, const Device& device) {
                                        std::move(storage)));
 }
 
+const TensorImpl& LocalImplOf(const char* op, const Tensor& x) {
+  if (!x.defined()) {
+    throw InvalidArgument(std::string(op) +
+                          ": the input tensor is undefined (default-constructed)");
+  }
+  return *x.impl();
+}
+
 Tensor MakeView(const Tensor& x, const Shape& shape, std::vector<int64_t> stride, int64_t offset) {
   const TensorImpl& impl = *x.impl();
   return Tensor(MakeShared<TensorImpl>(shape, std::move(stride), offset, impl.dtype(),
@@ -26,6 +34,13 @@ const TensorImpl& ImplOf(const char* op, const Tensor& x) {
   if (!x.defined()) {
     throw InvalidArgument(std::string(op) +
                           ": the input tensor is undefined (default-constructed)");
+  }
+  if (const auto& g = x.impl()->global()) {
+    throw InvalidArgument(std::string(op) + ": not available for a global tensor (" +
+                          g->placement.str() + ", sbp " + g->sbp.str() + ", logical shape " +
+                          g->logical_shape.str() +
+                          "); call to_local() for this rank's shard, or "
+                          "to_global(placement, Sbp::broadcast()) first");
   }
   return *x.impl();
 }

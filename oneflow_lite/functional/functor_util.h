@@ -36,7 +36,11 @@ class KernelCache {
 Tensor NewTensor(const Shape& shape, DType dtype, const Device& device);
 // A view of x's storage.
 Tensor MakeView(const Tensor& x, const Shape& shape, std::vector<int64_t> stride, int64_t offset);
+// x's implementation; InvalidArgument for an undefined tensor, and for a global one (the call is
+// local-only: the message names the call and the placement).
 const TensorImpl& ImplOf(const char* op, const Tensor& x);
+// The same for the global functors: a global tensor's impl is its physical shard.
+const TensorImpl& LocalImplOf(const char* op, const Tensor& x);
 // True when OFL_DISABLE_VIEW=1: view ops then run as OpCalls producing contiguous outputs.
 bool ViewsDisabled();
 

@@ -9,6 +9,7 @@
 #include "kernels/device_backend.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/global_util.h"
 #include "ops/array_ops.h"
 #include "vm/copy_policies.h"
 
@@ -162,10 +163,18 @@ void ReadView(const Tensor& t, const char* op, std::function<void*(size_t)> dst_
 
 void detail::ReadToHost(const Tensor& t, const char* op,
                         std::function<void*(size_t nbytes)> allocate) {
+  if (t.defined() && t.is_global()) {
+    // The logical values, on every rank of the placement.
+    ReadView(functional::GlobalToBroadcastShard(t, op), op, std::move(allocate), /*caller_memory=*/false);
+    return;
+  }
   ReadView(t, op, std::move(allocate), /*caller_memory=*/false);
 }
 
 void Tensor::copy_to_host(void* dst, size_t nbytes) const {
+  if (defined() && is_global()) {
+    return functional::GlobalToBroadcastShard(*this, "copy_to_host").copy_to_host(dst, nbytes);
+  }
   const TensorImpl& impl = ImplOf("copy_to_host", *this);
   const size_t expect = static_cast<size_t>(impl.shape().numel()) * element_size(impl.dtype());
   if (nbytes != expect) {

@@ -1,0 +1,57 @@
+// The process group and the collectives that global tensors are built on: MPI (OpenMPI from
+// Debian) for CPU tensors. Host buffers only; blocking calls, made by the one collective stream
+// worker of each device (vm/), so the collectives of a process run in issue order. Without MPI
+// (built with OFL_WITH_MPI=OFF, or a program not launched by mpiexec) the world is one process:
+// rank 0 of 1, and every collective over the placement {0} is a local copy (that is exactly what it
+// computes on one rank), not a stub.
+//
+// Every function takes the placement's ranks (world ranks, in parallel-index order); a rank calls
+// it only when it is in that list. Counts and displacements are in elements of `dtype`. Sums are
+// exact for integers, in the element type for float32/float64, through float32 for float16 and
+// bfloat16 (rounded once per step), and logical OR for bool (a bool sum clamps, as in PyTorch).
+// Errors (an MPI failure, a count above what MPI can address) throw ofl::Error naming the
+// collective, the ranks and the counts.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "oneflow_lite/dtype.h"
+
+namespace ofl::kernels::collective {
+
+// Initialises MPI (MPI_THREAD_MULTIPLE) unless the program already did; idempotent. Without MPI
+// built in, or outside mpiexec, a no-op that leaves the world at one process.
+void InitProcessGroup();
+bool ProcessGroupInitialized();
+// This process's world rank and the world size: 0 and 1 before InitProcessGroup or without MPI.
+int WorldRank();
+int WorldSize();
+// Frees the communicators and, when InitProcessGroup initialised MPI, finalises it. Idempotent;
+// collectives afterwards throw Error. Called by ofl::shutdown after the streams stopped.
+void FinalizeProcessGroup();
+// Whether the library was built with MPI (false: one-process world).
+bool BuiltWithMpi();
+
+// recv (sum(counts) elements) = the concatenation over ranks of each rank's `send`
+// (counts[i] elements from ranks[i]); send_count must equal counts[my index].
+void AllGatherV(const void* send, int64_t send_count, void* recv,
+                const std::vector<int64_t>& counts, DType dtype, const std::vector<int>& ranks);
+// recv (count elements) = the element-wise sum over ranks of `send`. send == recv is allowed.
+void AllReduceSum(const void* send, void* recv, int64_t count, DType dtype,
+                  const std::vector<int>& ranks);
+// The element-wise sum over ranks of `send` (sum(counts) elements), of which this rank receives
+// the slice [sum(counts[0..i)), +counts[i]) into recv, i = its index.
+void ReduceScatterSum(const void* send, void* recv, const std::vector<int64_t>& counts, DType dtype,
+                      const std::vector<int>& ranks);
+// MPI_Alltoallv: send_counts[j] elements from send + send_displs[j] go to ranks[j], which
+// receives them at recv + recv_displs[i] (recv_counts[i] elements from ranks[i]).
+void AllToAllV(const void* send, const std::vector<int64_t>& send_counts,
+               const std::vector<int64_t>& send_displs, void* recv,
+               const std::vector<int64_t>& recv_counts, const std::vector<int64_t>& recv_displs,
+               DType dtype, const std::vector<int>& ranks);
+// buf (count elements) on every rank = buf of ranks[root_index].
+void Broadcast(void* buf, int64_t count, DType dtype, int root_index,
+               const std::vector<int>& ranks);
+
+}  // namespace ofl::kernels::collective

@@ -1,0 +1,26 @@
+// Global tensors across processes, OneFlow's consistent view: a program launched on several ranks
+// (`mpiexec -n 4 ./app`) sees a global tensor as one logical tensor laid out over a Placement's
+// ranks by an Sbp (split / broadcast / partial_sum); each rank holds its physical shard. Every
+// rank runs the same calls in the same order. The collectives are MPI's (OpenMPI) for cpu
+// placements; a build without MPI, or a program not started by mpiexec, is a world of one process.
+#pragma once
+
+#include "oneflow_lite/dtype.h"
+#include "oneflow_lite/placement.h"
+#include "oneflow_lite/shape.h"
+#include "oneflow_lite/tensor.h"
+
+namespace ofl {
+
+// Reads the MPI environment (initialises MPI unless the program did); idempotent. ofl::shutdown()
+// finalises MPI if this call initialised it.
+void init_distributed();
+// This process's rank and the number of processes: 0 and 1 when not launched under MPI.
+int rank();
+int world_size();
+
+// A global tensor of the given logical shape whose shards are allocated (not initialised) on the
+// placement's ranks; ranks outside the placement hold an empty shard.
+Tensor empty(const Shape& logical, DType dtype, const Placement& placement, const Sbp& sbp);
+
+}  // namespace ofl

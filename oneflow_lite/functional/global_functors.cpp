@@ -1,0 +1,410 @@
+// Global tensors: init_distributed, to_global / to_local, global empty, and boxing (SBP
+// conversions). Boxing is built from local ops (permute, contiguous, narrow) and collectives issued
+// as VM instructions on the collective stream (vm/collective_policy.h), which runs them in issue
+// order; the SBP arithmetic is in ops/sbp_rules.h. Placements are cpu placements (MPI moves host
+// memory).
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "kernels/collective/collectives.h"
+#include "oneflow_lite/distributed.h"
+#include "oneflow_lite/functional/functional.h"
+#include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/global_util.h"
+#include "ops/array_ops.h"
+#include "ops/sbp_rules.h"
+#include "vm/collective_policy.h"
+#include "vm/virtual_machine.h"
+
+namespace ofl {
+
+namespace coll = kernels::collective;
+
+void init_distributed() { coll::InitProcessGroup(); }
+int rank() { return coll::WorldRank(); }
+int world_size() { return coll::WorldSize(); }
+
+namespace functional {
+namespace {
+
+const Device& Host() {
+  static const Device host(DeviceType::kCPU, 0);
+  return host;
+}
+
+void CheckPlacement(const char* op, const Placement& p) {
+  if (p.device_type() != "cpu") {
+    throw InvalidArgument(std::string(op) + ": " + p.str() + ": device type '" + p.device_type() +
+                          "' is not supported for global tensors yet (cpu placements only: MPI "
+                          "moves host memory)");
+  }
+  const int world = coll::WorldSize();
+  for (int r : p.ranks()) {
+    if (r >= world) {
+      throw InvalidArgument(
+          std::string(op) + ": " + p.str() + " names rank " + std::to_string(r) +
+          ", outside the world of " + std::to_string(world) + " process(es)" +
+          (world == 1 ? " (launch with mpiexec and call ofl::init_distributed())" : ""));
+    }
+  }
+}
+
+void CheckSbp(const char* op, const Sbp& sbp, const Shape& logical) {
+  if (sbp.is_split() && sbp.axis() >= logical.ndim()) {
+    throw InvalidArgument(std::string(op) + ": sbp " + sbp.str() + " splits axis " +
+                          std::to_string(sbp.axis()) + " but the logical shape " + logical.str() +
+                          " has " + std::to_string(logical.ndim()) + " dim(s)");
+  }
+}
+
+vm::Stream* CollectiveStream() {
+  return vm::VirtualMachine::Get().GetStream(Host(), vm::StreamRole::kCollective);
+}
+
+void IssueCollective(const char* op, std::vector<vm::BlobArg> in, std::vector<vm::BlobArg> out,
+                     vm::CollectivePolicy::Run run) {
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    b->Policy(CollectiveStream(), std::make_unique<vm::CollectivePolicy>(
+                                      op, std::move(in), std::move(out), std::move(run)));
+  });
+}
+
+Tensor Wrap(const Tensor& shard, const Placement& p, const Sbp& s, const Shape& logical) {
+  const TensorImpl& impl = *shard.impl();
+  auto out = std::make_shared<TensorImpl>(impl.shape(), impl.stride(), impl.offset(), impl.dtype(),
+                                          impl.device(), impl.storage());
+  out->set_global(std::make_shared<GlobalMeta>(GlobalMeta{p, s, logical}));
+  return Tensor(std::move(out));
+}
+
+Tensor EmptyShard(DType dtype) { return ofl::empty(Shape({0}), dtype, Host()); }
+
+std::vector<int64_t> AxisFirst(int ndim, int axis) {
+  std::vector<int64_t> perm = {axis};
+  for (int d = 0; d < ndim; ++d) {
+    if (d != axis) perm.push_back(d);
+  }
+  return perm;
+}
+
+std::vector<int64_t> Inverse(const std::vector<int64_t>& perm) {
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inv[perm[i]] = static_cast<int64_t>(i);
+  return inv;
+}
+
+Shape Permuted(const Shape& s, const std::vector<int64_t>& perm) {
+  std::vector<int64_t> dims;
+  for (int64_t p : perm) dims.push_back(s[p]);
+  return Shape(dims);
+}
+
+// x's axis made outermost and contiguous, so that slices along it are contiguous runs.
+Tensor AxisFirstContiguous(const Tensor& x, int axis) {
+  if (axis == 0) return ofl::contiguous(x);
+  return ofl::contiguous(ofl::permute(x, AxisFirst(x.dim(), axis)));
+}
+
+Tensor UndoAxisFirst(const Tensor& x, int axis) {
+  if (axis == 0) return x;
+  return ofl::contiguous(ofl::permute(x, Inverse(AxisFirst(x.dim(), axis))));
+}
+
+// S(axis) -> B with the given per-rank sizes along axis (balanced or not).
+Tensor AllGatherAlong(const Tensor& x, int axis, const std::vector<int64_t>& sizes,
+                      const Shape& logical, const Placement& p, int me) {
+  const Tensor xc = AxisFirstContiguous(x, axis);
+  const Shape out_shape = Permuted(logical, AxisFirst(logical.ndim(), axis));
+  const Tensor out = NewTensor(out_shape, x.dtype(), Host());
+  const int64_t inner = out_shape[0] == 0 ? 0 : out_shape.numel() / out_shape[0];
+  std::vector<int64_t> counts;
+  for (int64_t s : sizes) counts.push_back(s * inner);
+  IssueCollective(
+      "boxing S->B (all-gather)", {xc.impl()->arg()}, {out.impl()->arg()},
+      [counts, me, dtype = x.dtype(), ranks = p.ranks()](const auto& in, const auto& o) {
+        coll::AllGatherV(in[0].data, counts[me], o[0].data, counts, dtype, ranks);
+      });
+  return UndoAxisFirst(out, axis);
+}
+
+std::vector<int64_t> BalancedSizes(int64_t n, int parts) {
+  std::vector<int64_t> sizes;
+  for (int i = 0; i < parts; ++i) sizes.push_back(ops::BalancedSplit(n, parts, i).size);
+  return sizes;
+}
+
+Tensor Zeros(const Shape& shape, DType dtype) {
+  const std::vector<char> zeros(static_cast<size_t>(shape.numel()) * element_size(dtype), 0);
+  return ofl::from_host(zeros.data(), shape, dtype, Host());
+}
+
+// S(from) -> S(to), from != to: one all-to-all. Each rank sends the rows of its shard that the
+// destination's slice of `to` covers (contiguous once `to` is outermost and `from` next), and
+// reassembles what it receives with `from` outermost.
+Tensor AllToAll(const Tensor& x, int from, int to, const Shape& logical, const Placement& p,
+                int me) {
+  const int n = p.size();
+  const int ndim = logical.ndim();
+  std::vector<int64_t> send_perm = {to, from}, recv_perm = {from, to};
+  int64_t rest = 1;
+  for (int d = 0; d < ndim; ++d) {
+    if (d == from || d == to) continue;
+    send_perm.push_back(d);
+    recv_perm.push_back(d);
+    rest *= logical[d];
+  }
+  const Tensor y = ofl::contiguous(ofl::permute(x, send_perm));  // (L[to], a_me, rest)
+  std::vector<int64_t> a = BalancedSizes(logical[from], n), b = BalancedSizes(logical[to], n);
+  std::vector<int64_t> send_counts(n), send_displs(n), recv_counts(n), recv_displs(n);
+  int64_t b_start = 0, recv_at = 0;
+  for (int r = 0; r < n; ++r) {
+    send_counts[r] = b[r] * a[me] * rest;
+    send_displs[r] = b_start * a[me] * rest;
+    b_start += b[r];
+    recv_counts[r] = b[me] * a[r] * rest;
+    recv_displs[r] = recv_at;
+    recv_at += recv_counts[r];
+  }
+  std::vector<int64_t> out_dims = {logical[from], b[me]};
+  for (int d = 0; d < ndim; ++d) {
+    if (d != from && d != to) out_dims.push_back(logical[d]);
+  }
+  const Tensor out = NewTensor(Shape(out_dims), x.dtype(), Host());  // (L[from], b_me, rest)
+  const size_t es = element_size(x.dtype());
+  IssueCollective("boxing S->S (all-to-all)", {y.impl()->arg()}, {out.impl()->arg()},
+                  [=, dtype = x.dtype(), ranks = p.ranks()](const auto& in, const auto& o) {
+                    std::vector<char> staged(static_cast<size_t>(recv_at) * es);
+                    coll::AllToAllV(in[0].data, send_counts, send_displs, staged.data(),
+                                    recv_counts, recv_displs, dtype, ranks);
+                    // The block from rank r is (b_me, a[r], rest); it lands at rows a_start.. of
+                    // `from`.
+                    char* dst = static_cast<char*>(o[0].data);
+                    const size_t run = static_cast<size_t>(rest) * es;
+                    int64_t a_start = 0;
+                    for (int r = 0; r < n; ++r) {
+                      const char* src = staged.data() + recv_displs[r] * es;
+                      for (int64_t bi = 0; bi < b[me]; ++bi) {
+                        for (int64_t ai = 0; ai < a[r]; ++ai) {
+                          std::memcpy(dst + ((a_start + ai) * b[me] + bi) * run,
+                                      src + (bi * a[r] + ai) * run, run);
+                        }
+                      }
+                      a_start += a[r];
+                    }
+                  });
+  return ofl::contiguous(ofl::permute(out, Inverse(recv_perm)));
+}
+
+// This rank's new shard for `to`, from its shard `x` under `from` (same placement; me >= 0).
+Tensor BoxShard(const Tensor& x, const Sbp& from, const Sbp& to, const Shape& logical,
+                const Placement& p, int me) {
+  const int n = p.size();
+  if (from == to) return x;
+  if (from.is_split() && to.is_broadcast()) {
+    return AllGatherAlong(x, from.axis(), BalancedSizes(logical[from.axis()], n), logical, p, me);
+  }
+  if (from.is_partial_sum() && to.is_broadcast()) {
+    const Tensor xc = ofl::contiguous(x);
+    const Tensor out = NewTensor(logical, x.dtype(), Host());
+    IssueCollective("boxing P->B (all-reduce)", {xc.impl()->arg()}, {out.impl()->arg()},
+                    [count = logical.numel(), dtype = x.dtype(), ranks = p.ranks()](const auto& in,
+                                                                                    const auto& o) {
+                      coll::AllReduceSum(in[0].data, o[0].data, count, dtype, ranks);
+                    });
+    return out;
+  }
+  if (from.is_partial_sum() && to.is_split()) {
+    const int axis = to.axis();
+    const Tensor xc = AxisFirstContiguous(x, axis);
+    const Shape shard = ops::PhysicalShape(logical, to, n, me);
+    const Shape out_shape = Permuted(shard, AxisFirst(logical.ndim(), axis));
+    const Tensor out = NewTensor(out_shape, x.dtype(), Host());
+    const int64_t inner = logical[axis] == 0 ? 0 : logical.numel() / logical[axis];
+    std::vector<int64_t> counts;
+    for (int64_t s : BalancedSizes(logical[axis], n)) counts.push_back(s * inner);
+    IssueCollective("boxing P->S (reduce-scatter)", {xc.impl()->arg()}, {out.impl()->arg()},
+                    [counts, dtype = x.dtype(), ranks = p.ranks()](const auto& in, const auto& o) {
+                      coll::ReduceScatterSum(in[0].data, o[0].data, counts, dtype, ranks);
+                    });
+    return UndoAxisFirst(out, axis);
+  }
+  if (from.is_broadcast() && to.is_split()) {
+    const ops::SplitRange r = ops::BalancedSplit(logical[to.axis()], n, me);
+    return ofl::contiguous(ofl::narrow(x, to.axis(), r.start, r.size));
+  }
+  if (from.is_broadcast() && to.is_partial_sum()) {
+    return me == 0 ? x : Zeros(logical, x.dtype());
+  }
+  if (from.is_split() && to.is_partial_sum()) {
+    // The own slice in a zero buffer: no communication.
+    const int axis = from.axis();
+    const Tensor xc = AxisFirstContiguous(x, axis);
+    const Shape full = Permuted(logical, AxisFirst(logical.ndim(), axis));
+    const Tensor out = NewTensor(full, x.dtype(), Host());
+    const int64_t inner = full[0] == 0 ? 0 : full.numel() / full[0];
+    const size_t es = element_size(x.dtype());
+    const size_t at =
+        static_cast<size_t>(ops::BalancedSplit(logical[axis], n, me).start * inner) * es;
+    const size_t total = static_cast<size_t>(full.numel()) * es;
+    vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+      b->Function(
+          "boxing S->P (own slice)", {xc.impl()->blob()}, {out.impl()->blob()},
+          [src = xc.impl()->blob(), dst = out.impl()->blob(), at, total] {
+            std::memset(dst->data(), 0, total);
+            if (src->bytes() > 0) std::memcpy(dst->data() + at, src->data(), src->bytes());
+          },
+          vm::VirtualMachine::Get().GetStream(Host()));
+    });
+    return UndoAxisFirst(out, axis);
+  }
+  // S(i) -> S(j), i != j.
+  return AllToAll(x, from.axis(), to.axis(), logical, p, me);
+}
+
+// Every rank's local shape, gathered over the world (ranks outside `p` send ndim -1).
+std::vector<std::vector<int64_t>> GatherShapes(const char* op, const Shape& mine, bool member) {
+  const int world = coll::WorldSize();
+  const int64_t kSlot = kMaxDims + 1;
+  auto all = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(world * kSlot), 0);
+  std::vector<int64_t> send(kSlot, 0);
+  send[0] = member ? mine.ndim() : -1;
+  for (int d = 0; d < mine.ndim(); ++d) send[d + 1] = mine[d];
+  std::vector<int> ranks(world);
+  std::iota(ranks.begin(), ranks.end(), 0);
+  vm::InstrRef ref;
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    ref = b->Function(
+        std::string(op) + ": shape exchange", {}, {},
+        [all, send, ranks, kSlot] {
+          coll::AllGatherV(send.data(), kSlot, all->data(),
+                           std::vector<int64_t>(ranks.size(), kSlot), DType::kInt64, ranks);
+        },
+        CollectiveStream());
+  });
+  auto& vm = vm::VirtualMachine::Get();
+  vm.Wait(ref.get(), op);
+  vm.ThrowIfFailed(ref.get());
+  std::vector<std::vector<int64_t>> out(world);
+  for (int r = 0; r < world; ++r) {
+    const int64_t* slot = all->data() + r * kSlot;
+    if (slot[0] >= 0)
+      out[r].assign(slot + 1, slot + 1 + slot[0]);
+    else
+      out[r] = {-1};
+  }
+  return out;
+}
+
+std::string DimsStr(const std::vector<int64_t>& d) { return Shape(d).str(); }
+
+// The logical shape of shards given by the placement's ranks (throws the same on every rank).
+Shape LogicalFromShards(const std::vector<std::vector<int64_t>>& shapes, const Placement& p,
+                        const Sbp& sbp, std::vector<int64_t>* split_sizes) {
+  const std::vector<int64_t>& first = shapes[p.ranks()[0]];
+  std::vector<int64_t> logical = first;
+  if (sbp.is_split() && sbp.axis() >= static_cast<int>(first.size())) {
+    throw InvalidArgument("to_global: sbp " + sbp.str() + " splits axis " +
+                          std::to_string(sbp.axis()) + " but rank " + std::to_string(p.ranks()[0]) +
+                          "'s tensor has shape " + DimsStr(first));
+  }
+  if (sbp.is_split()) logical[sbp.axis()] = 0;
+  for (int r : p.ranks()) {
+    const std::vector<int64_t>& s = shapes[r];
+    bool same = s.size() == first.size();
+    for (size_t d = 0; same && d < s.size(); ++d) {
+      if (sbp.is_split() && static_cast<int>(d) == sbp.axis()) continue;
+      same = s[d] == first[d];
+    }
+    if (!same) {
+      throw InvalidArgument(
+          "to_global: the ranks' tensors do not fit together under sbp " + sbp.str() + " on " +
+          p.str() + ": rank " + std::to_string(p.ranks()[0]) + " has shape " + DimsStr(first) +
+          ", rank " + std::to_string(r) + " has " + DimsStr(s) +
+          (sbp.is_split() ? " (only the split axis may differ)" : " (they must be equal)"));
+    }
+    if (sbp.is_split()) {
+      logical[sbp.axis()] += s[sbp.axis()];
+      split_sizes->push_back(s[sbp.axis()]);
+    }
+  }
+  return Shape(logical);
+}
+
+Tensor LocalToGlobal(const Tensor& local, const Placement& p, const Sbp& sbp) {
+  const TensorImpl& impl = LocalImplOf("to_global", local);
+  CheckPlacement("to_global", p);
+  if (impl.device() != Host()) {
+    throw InvalidArgument("to_global: the local tensor is on " + impl.device().str() + ", but " +
+                          p.str() + " needs cpu tensors");
+  }
+  const int me = p.index_of(coll::WorldRank());
+  std::vector<int64_t> sizes;
+  const Shape logical =
+      LogicalFromShards(GatherShapes("to_global", impl.shape(), me >= 0), p, sbp, &sizes);
+  if (me < 0) return Wrap(EmptyShard(impl.dtype()), p, sbp, logical);
+  Tensor shard = local;
+  if (sbp.is_split() && sizes != BalancedSizes(logical[sbp.axis()], p.size())) {
+    // Uneven shards as given: gather them and keep the balanced slice.
+    const Tensor full = AllGatherAlong(local, sbp.axis(), sizes, logical, p, me);
+    const ops::SplitRange r = ops::BalancedSplit(logical[sbp.axis()], p.size(), me);
+    shard = ofl::contiguous(ofl::narrow(full, sbp.axis(), r.start, r.size));
+  }
+  return Wrap(shard, p, sbp, logical);
+}
+
+}  // namespace
+
+Tensor ShardOf(const Tensor& t) {
+  const TensorImpl& impl = LocalImplOf("to_local", t);
+  if (!impl.global()) return t;
+  return Tensor(std::make_shared<TensorImpl>(impl.shape(), impl.stride(), impl.offset(),
+                                             impl.dtype(), impl.device(), impl.storage()));
+}
+
+Tensor GlobalToBroadcastShard(const Tensor& t, const char* op) {
+  const GlobalMeta& g = *LocalImplOf(op, t).global();
+  const int me = g.placement.index_of(coll::WorldRank());
+  if (me < 0) {
+    throw InvalidArgument(std::string(op) + ": rank " + std::to_string(coll::WorldRank()) +
+                          " is outside the tensor's " + g.placement.str() + " and holds no data");
+  }
+  return BoxShard(ShardOf(t), g.sbp, Sbp::broadcast(), g.logical_shape, g.placement, me);
+}
+
+}  // namespace functional
+
+Tensor Tensor::to_global(const Placement& placement, const Sbp& sbp) const {
+  const TensorImpl& impl = functional::LocalImplOf("to_global", *this);
+  functional::CheckSbp("to_global", sbp, shape());
+  if (!impl.global()) return functional::LocalToGlobal(*this, placement, sbp);
+  const GlobalMeta& g = *impl.global();
+  functional::CheckPlacement("to_global", placement);
+  if (placement != g.placement) {
+    throw InvalidArgument("to_global: changing the placement (" + g.placement.str() + " -> " +
+                          placement.str() + ") is not supported yet; only the sbp may change");
+  }
+  const int me = placement.index_of(coll::WorldRank());
+  if (me < 0)
+    return functional::Wrap(functional::EmptyShard(impl.dtype()), placement, sbp, shape());
+  const Tensor shard =
+      functional::BoxShard(functional::ShardOf(*this), g.sbp, sbp, g.logical_shape, placement, me);
+  return functional::Wrap(shard, placement, sbp, g.logical_shape);
+}
+
+Tensor Tensor::to_local() const { return functional::ShardOf(*this); }
+
+Tensor empty(const Shape& logical, DType dtype, const Placement& placement, const Sbp& sbp) {
+  ops::CheckShape("empty", "shape", logical, element_size(dtype));
+  functional::CheckPlacement("empty", placement);
+  functional::CheckSbp("empty", sbp, logical);
+  const int me = placement.index_of(coll::WorldRank());
+  const Tensor shard = me < 0 ? functional::EmptyShard(dtype)
+                              : ofl::empty(ops::PhysicalShape(logical, sbp, placement.size(), me),
+                                           dtype, functional::Host());
+  return functional::Wrap(shard, placement, sbp, logical);
+}
+
+}  // namespace ofl
