@@ -5,6 +5,7 @@
 
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/global_util.h"
 #include "ops/array_ops.h"
 
 namespace ofl {
@@ -39,6 +40,7 @@ void CheckNotBool(const char* op, DType dtype) {
 }  // namespace
 
 Tensor expand(const Tensor& x, const std::vector<int64_t>& sizes) {
+  if (x.defined() && x.is_global()) return functional::GlobalExpand(x, sizes);
   const TensorImpl& impl = ImplOf("expand", x);
   ops::ViewGeometry g =
       ops::InferExpand(impl.shape(), impl.stride(), sizes, element_size(impl.dtype()));
@@ -48,12 +50,14 @@ Tensor expand(const Tensor& x, const std::vector<int64_t>& sizes) {
 }
 
 Tensor contiguous(const Tensor& x) {
+  if (x.defined() && x.is_global()) return functional::GlobalContiguous(x);
   const TensorImpl& impl = ImplOf("contiguous", x);
   if (ops::IsContiguous(impl.shape(), impl.stride())) return x;
   return CopyView("contiguous", impl, impl.shape(), impl.stride(), impl.offset());
 }
 
 Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats) {
+  if (x.defined() && x.is_global()) return functional::GlobalRepeat(x, repeats);
   const TensorImpl& impl = ImplOf("repeat", x);
   const Shape out_shape = ops::InferRepeat(impl.shape(), repeats, element_size(impl.dtype()));
   Tensor out = NewTensor(out_shape, impl.dtype(), impl.device());
@@ -65,6 +69,7 @@ Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats) {
 }
 
 Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
+  if (x.defined() && x.is_global()) return functional::GlobalReshape(x, shape);
   const TensorImpl& impl = ImplOf("reshape", x);
   const Shape out_shape = ops::InferReshape(impl.shape(), shape);
   if (auto stride = ops::ReshapeStrides(impl.shape(), impl.stride(), out_shape)) {
@@ -94,6 +99,7 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
 }
 
 Tensor expand_backward(const Tensor& dy, const Shape& input_shape) {
+  if (dy.defined() && dy.is_global()) return functional::GlobalExpandBackward(dy, input_shape);
   const TensorImpl& impl = ImplOf("expand_backward", dy);
   CheckNotBool("expand_backward", impl.dtype());
   ops::CheckShape("expand_backward", "input_shape", input_shape, element_size(impl.dtype()));
@@ -109,6 +115,8 @@ Tensor expand_backward(const Tensor& dy, const Shape& input_shape) {
 
 Tensor repeat_backward(const Tensor& dy, const Shape& input_shape,
                        const std::vector<int64_t>& repeats) {
+  if (dy.defined() && dy.is_global())
+    return functional::GlobalRepeatBackward(dy, input_shape, repeats);
   const TensorImpl& impl = ImplOf("repeat_backward", dy);
   CheckNotBool("repeat_backward", impl.dtype());
   ops::CheckRepeatBackward(impl.shape(), input_shape, repeats);

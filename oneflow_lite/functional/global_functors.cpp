@@ -72,16 +72,6 @@ void IssueCollective(const char* op, std::vector<vm::BlobArg> in, std::vector<vm
   });
 }
 
-Tensor Wrap(const Tensor& shard, const Placement& p, const Sbp& s, const Shape& logical) {
-  const TensorImpl& impl = *shard.impl();
-  auto out = std::make_shared<TensorImpl>(impl.shape(), impl.stride(), impl.offset(), impl.dtype(),
-                                          impl.device(), impl.storage());
-  out->set_global(std::make_shared<GlobalMeta>(GlobalMeta{p, s, logical}));
-  return Tensor(std::move(out));
-}
-
-Tensor EmptyShard(DType dtype) { return ofl::empty(Shape({0}), dtype, Host()); }
-
 std::vector<int64_t> AxisFirst(int ndim, int axis) {
   std::vector<int64_t> perm = {axis};
   for (int d = 0; d < ndim; ++d) {
@@ -356,6 +346,18 @@ Tensor LocalToGlobal(const Tensor& local, const Placement& p, const Sbp& sbp) {
 }
 
 }  // namespace
+
+Tensor Wrap(const Tensor& shard, const Placement& p, const Sbp& s, const Shape& logical) {
+  const TensorImpl& impl = *shard.impl();
+  auto out = std::make_shared<TensorImpl>(impl.shape(), impl.stride(), impl.offset(), impl.dtype(),
+                                          impl.device(), impl.storage());
+  out->set_global(std::make_shared<GlobalMeta>(GlobalMeta{p, s, logical}));
+  return Tensor(std::move(out));
+}
+
+Tensor EmptyShard(DType dtype) {
+  return ofl::empty(Shape({0}), dtype, Device(DeviceType::kCPU, 0));
+}
 
 Tensor ShardOf(const Tensor& t) {
   const TensorImpl& impl = LocalImplOf("to_local", t);

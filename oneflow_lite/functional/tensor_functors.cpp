@@ -165,7 +165,8 @@ void detail::ReadToHost(const Tensor& t, const char* op,
                         std::function<void*(size_t nbytes)> allocate) {
   if (t.defined() && t.is_global()) {
     // The logical values, on every rank of the placement.
-    ReadView(functional::GlobalToBroadcastShard(t, op), op, std::move(allocate), /*caller_memory=*/false);
+    ReadView(functional::GlobalToBroadcastShard(t, op), op, std::move(allocate),
+             /*caller_memory=*/false);
     return;
   }
   ReadView(t, op, std::move(allocate), /*caller_memory=*/false);

@@ -1,0 +1,95 @@
+// Helpers for the global-tensor suites: the world placement, a deterministic logical value, its
+// slices, each rank's local piece of it under an SBP, and error-message checks.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "oneflow_lite/oneflow_lite.h"
+#include "ops/sbp_rules.h"
+
+namespace ofl::testing {
+
+inline Placement World() {
+  std::vector<int> ranks;
+  for (int r = 0; r < world_size(); ++r) ranks.push_back(r);
+  return Placement("cpu", ranks);
+}
+
+// Logical value: element i is (i % 7) + 1 (small integers, exact in every type).
+template <class T>
+std::vector<T> Logical(const Shape& shape) {
+  std::vector<T> v(shape.numel());
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<T>(static_cast<int>(i % 7) + 1);
+  return v;
+}
+
+// The slice [start, start + size) of `v` (shape `shape`) along `axis`, row-major.
+template <class T>
+std::vector<T> Slice(const std::vector<T>& v, const Shape& shape, int axis, int64_t start,
+                     int64_t size) {
+  int64_t outer = 1, inner = 1;
+  for (int d = 0; d < axis; ++d) outer *= shape[d];
+  for (int d = axis + 1; d < shape.ndim(); ++d) inner *= shape[d];
+  std::vector<T> out;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t k = start; k < start + size; ++k) {
+      for (int64_t i = 0; i < inner; ++i) out.push_back(v[(o * shape[axis] + k) * inner + i]);
+    }
+  }
+  return out;
+}
+
+inline Shape WithDim(Shape s, int axis, int64_t size) {
+  std::vector<int64_t> d(s.begin(), s.end());
+  d[axis] = size;
+  return Shape(d);
+}
+
+// This rank's local piece of the logical value under `sbp` (P: index 0 holds the value minus the
+// others' ones; bool P: index 0 holds it all, since a bool sum is an OR).
+template <class T>
+Tensor LocalPiece(const std::vector<T>& logical, const Shape& shape, const Sbp& sbp, int me,
+                  int n) {
+  if (sbp.is_split()) {
+    const ops::SplitRange r = ops::BalancedSplit(shape[sbp.axis()], n, me);
+    return tensor<T>(Slice(logical, shape, sbp.axis(), r.start, r.size),
+                     WithDim(shape, sbp.axis(), r.size), Device("cpu"));
+  }
+  if (sbp.is_broadcast()) return tensor<T>(logical, shape, Device("cpu"));
+  std::vector<T> piece(logical.size());
+  for (size_t i = 0; i < piece.size(); ++i) {
+    if constexpr (std::is_same_v<T, bool>) {
+      piece[i] = me == 0 ? logical[i] : false;
+    } else {
+      piece[i] =
+          me == 0 ? static_cast<T>(static_cast<double>(logical[i]) - (n - 1)) : static_cast<T>(1);
+    }
+  }
+  return tensor<T>(piece, shape, Device("cpu"));
+}
+
+inline std::vector<Sbp> AllSbps(const Shape& shape) {
+  std::vector<Sbp> s = {Sbp::broadcast(), Sbp::partial_sum()};
+  for (int a = 0; a < shape.ndim(); ++a) s.push_back(Sbp::split(a));
+  return s;
+}
+
+inline void ExpectInvalid(const std::function<void()>& fn, const std::vector<std::string>& pieces) {
+  try {
+    fn();
+    ADD_FAILURE() << "no exception";
+  } catch (const InvalidArgument& e) {
+    for (const std::string& piece : pieces) {
+      EXPECT_NE(std::string(e.what()).find(piece), std::string::npos)
+          << "'" << piece << "' not in: " << e.what();
+    }
+  }
+}
+
+}  // namespace ofl::testing
