@@ -3,6 +3,9 @@
 // as VM instructions on the collective stream (vm/collective_policy.h), which runs them in issue
 // order; the SBP arithmetic is in ops/sbp_rules.h. Placements are cpu placements (MPI moves host
 // memory).
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <numeric>
@@ -64,8 +67,73 @@ vm::Stream* CollectiveStream() {
   return vm::VirtualMachine::Get().GetStream(Host(), vm::StreamRole::kCollective);
 }
 
-void IssueCollective(const char* op, std::vector<vm::BlobArg> in, std::vector<vm::BlobArg> out,
-                     vm::CollectivePolicy::Run run) {
+// The fingerprint every rank's collective number `seq` must share: kind, element type, logical
+// shape, SBPs and placement.
+struct Fingerprint {
+  std::string text;
+};
+
+Fingerprint MakeFingerprint(const char* kind, DType dtype, const Shape& logical,
+                            const std::string& sbps, const Placement& p) {
+  return {std::string(kind) + ", " + to_string(dtype) + ", logical " + logical.str() + ", " + sbps +
+          ", " + p.str()};
+}
+
+bool CheckCollectives() {
+  static const bool on = [] {
+    const char* v = std::getenv("OFL_CHECK_COLLECTIVES");
+    return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+std::atomic<int64_t>& CollectiveSeq() {
+  static std::atomic<int64_t> seq{0};
+  return seq;
+}
+
+// With OFL_CHECK_COLLECTIVES=1, run by the collective stream before each collective: the ranks
+// exchange their sequence numbers and fingerprints and, when any differs from the first rank's,
+// all of them throw the same error naming both sides (so they skip the collective together and
+// stay in step for the next one).
+void CheckInStep(int64_t seq, const std::string& fingerprint, const std::vector<int>& ranks) {
+  constexpr size_t kText = 256;
+  constexpr size_t kSlot = kText + sizeof(int64_t);
+  std::vector<char> mine(kSlot, 0), all(kSlot * ranks.size(), 0);
+  std::memcpy(mine.data(), &seq, sizeof(seq));
+  std::memcpy(mine.data() + sizeof(seq), fingerprint.data(),
+              std::min(kText - 1, fingerprint.size()));
+  coll::AllGatherV(mine.data(), kSlot, all.data(),
+                   std::vector<int64_t>(ranks.size(), static_cast<int64_t>(kSlot)), DType::kUInt8,
+                   ranks);
+  auto seq_of = [&](size_t i) {
+    int64_t v = 0;
+    std::memcpy(&v, all.data() + i * kSlot, sizeof(v));
+    return v;
+  };
+  auto text_of = [&](size_t i) { return std::string(all.data() + i * kSlot + sizeof(int64_t)); };
+  for (size_t i = 1; i < ranks.size(); ++i) {
+    if (seq_of(i) != seq_of(0) || text_of(i) != text_of(0)) {
+      throw Error("collectives out of step (OFL_CHECK_COLLECTIVES): rank " +
+                  std::to_string(ranks[0]) + " issued collective #" + std::to_string(seq_of(0)) +
+                  " (" + text_of(0) + ") but rank " + std::to_string(ranks[i]) +
+                  " issued collective #" + std::to_string(seq_of(i)) + " (" + text_of(i) +
+                  "); every rank must issue the same global ops in the same order");
+    }
+  }
+}
+
+void IssueCollective(const Fingerprint& fp, const Placement& p, std::vector<vm::BlobArg> in,
+                     std::vector<vm::BlobArg> out, vm::CollectivePolicy::Run run) {
+  const int64_t seq = CollectiveSeq().fetch_add(1, std::memory_order_relaxed);
+  if (CheckCollectives()) {
+    run = [seq, text = fp.text, ranks = p.ranks(), run = std::move(run)](const auto& i,
+                                                                         const auto& o) {
+      CheckInStep(seq, text, ranks);
+      run(i, o);
+    };
+  }
+  const std::string op = fp.text.substr(0, fp.text.find(','));
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
     b->Policy(CollectiveStream(), std::make_unique<vm::CollectivePolicy>(
                                       op, std::move(in), std::move(out), std::move(run)));
@@ -105,7 +173,7 @@ Tensor UndoAxisFirst(const Tensor& x, int axis) {
 
 // S(axis) -> B with the given per-rank sizes along axis (balanced or not).
 Tensor AllGatherAlong(const Tensor& x, int axis, const std::vector<int64_t>& sizes,
-                      const Shape& logical, const Placement& p, int me) {
+                      const Shape& logical, const Placement& p, int me, const std::string& sbps) {
   const Tensor xc = AxisFirstContiguous(x, axis);
   const Shape out_shape = Permuted(logical, AxisFirst(logical.ndim(), axis));
   const Tensor out = NewTensor(out_shape, x.dtype(), Host());
@@ -113,7 +181,8 @@ Tensor AllGatherAlong(const Tensor& x, int axis, const std::vector<int64_t>& siz
   std::vector<int64_t> counts;
   for (int64_t s : sizes) counts.push_back(s * inner);
   IssueCollective(
-      "boxing S->B (all-gather)", {xc.impl()->arg()}, {out.impl()->arg()},
+      MakeFingerprint("boxing S->B (all-gather)", x.dtype(), logical, sbps, p), p,
+      {xc.impl()->arg()}, {out.impl()->arg()},
       [counts, me, dtype = x.dtype(), ranks = p.ranks()](const auto& in, const auto& o) {
         coll::AllGatherV(in[0].data, counts[me], o[0].data, counts, dtype, ranks);
       });
@@ -134,8 +203,8 @@ Tensor Zeros(const Shape& shape, DType dtype) {
 // S(from) -> S(to), from != to: one all-to-all. Each rank sends the rows of its shard that the
 // destination's slice of `to` covers (contiguous once `to` is outermost and `from` next), and
 // reassembles what it receives with `from` outermost.
-Tensor AllToAll(const Tensor& x, int from, int to, const Shape& logical, const Placement& p,
-                int me) {
+Tensor AllToAll(const Tensor& x, int from, int to, const Shape& logical, const Placement& p, int me,
+                const std::string& sbps) {
   const int n = p.size();
   const int ndim = logical.ndim();
   std::vector<int64_t> send_perm = {to, from}, recv_perm = {from, to};
@@ -164,7 +233,8 @@ Tensor AllToAll(const Tensor& x, int from, int to, const Shape& logical, const P
   }
   const Tensor out = NewTensor(Shape(out_dims), x.dtype(), Host());  // (L[from], b_me, rest)
   const size_t es = element_size(x.dtype());
-  IssueCollective("boxing S->S (all-to-all)", {y.impl()->arg()}, {out.impl()->arg()},
+  IssueCollective(MakeFingerprint("boxing S->S (all-to-all)", x.dtype(), logical, sbps, p), p,
+                  {y.impl()->arg()}, {out.impl()->arg()},
                   [=, dtype = x.dtype(), ranks = p.ranks()](const auto& in, const auto& o) {
                     std::vector<char> staged(static_cast<size_t>(recv_at) * es);
                     coll::AllToAllV(in[0].data, send_counts, send_displs, staged.data(),
@@ -193,13 +263,16 @@ Tensor BoxShard(const Tensor& x, const Sbp& from, const Sbp& to, const Shape& lo
                 const Placement& p, int me) {
   const int n = p.size();
   if (from == to) return x;
+  const std::string sbps = from.str() + " -> " + to.str();
   if (from.is_split() && to.is_broadcast()) {
-    return AllGatherAlong(x, from.axis(), BalancedSizes(logical[from.axis()], n), logical, p, me);
+    return AllGatherAlong(x, from.axis(), BalancedSizes(logical[from.axis()], n), logical, p, me,
+                          sbps);
   }
   if (from.is_partial_sum() && to.is_broadcast()) {
     const Tensor xc = ofl::contiguous(x);
     const Tensor out = NewTensor(logical, x.dtype(), Host());
-    IssueCollective("boxing P->B (all-reduce)", {xc.impl()->arg()}, {out.impl()->arg()},
+    IssueCollective(MakeFingerprint("boxing P->B (all-reduce)", x.dtype(), logical, sbps, p), p,
+                    {xc.impl()->arg()}, {out.impl()->arg()},
                     [count = logical.numel(), dtype = x.dtype(), ranks = p.ranks()](const auto& in,
                                                                                     const auto& o) {
                       coll::AllReduceSum(in[0].data, o[0].data, count, dtype, ranks);
@@ -215,7 +288,8 @@ Tensor BoxShard(const Tensor& x, const Sbp& from, const Sbp& to, const Shape& lo
     const int64_t inner = logical[axis] == 0 ? 0 : logical.numel() / logical[axis];
     std::vector<int64_t> counts;
     for (int64_t s : BalancedSizes(logical[axis], n)) counts.push_back(s * inner);
-    IssueCollective("boxing P->S (reduce-scatter)", {xc.impl()->arg()}, {out.impl()->arg()},
+    IssueCollective(MakeFingerprint("boxing P->S (reduce-scatter)", x.dtype(), logical, sbps, p), p,
+                    {xc.impl()->arg()}, {out.impl()->arg()},
                     [counts, dtype = x.dtype(), ranks = p.ranks()](const auto& in, const auto& o) {
                       coll::ReduceScatterSum(in[0].data, o[0].data, counts, dtype, ranks);
                     });
@@ -251,7 +325,7 @@ Tensor BoxShard(const Tensor& x, const Sbp& from, const Sbp& to, const Shape& lo
     return UndoAxisFirst(out, axis);
   }
   // S(i) -> S(j), i != j.
-  return AllToAll(x, from.axis(), to.axis(), logical, p, me);
+  return AllToAll(x, from.axis(), to.axis(), logical, p, me, sbps);
 }
 
 // Every rank's local shape, gathered over the world (ranks outside `p` send ndim -1).
@@ -268,7 +342,9 @@ std::vector<std::vector<int64_t>> GatherShapes(const char* op, const Shape& mine
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
     ref = b->Function(
         std::string(op) + ": shape exchange", {}, {},
-        [all, send, ranks, kSlot] {
+        [all, send, ranks, kSlot, seq = CollectiveSeq().fetch_add(1, std::memory_order_relaxed),
+         text = std::string(op) + " shape exchange"] {
+          if (CheckCollectives()) CheckInStep(seq, text, ranks);
           coll::AllGatherV(send.data(), kSlot, all->data(),
                            std::vector<int64_t>(ranks.size(), kSlot), DType::kInt64, ranks);
         },
@@ -338,7 +414,8 @@ Tensor LocalToGlobal(const Tensor& local, const Placement& p, const Sbp& sbp) {
   Tensor shard = local;
   if (sbp.is_split() && sizes != BalancedSizes(logical[sbp.axis()], p.size())) {
     // Uneven shards as given: gather them and keep the balanced slice.
-    const Tensor full = AllGatherAlong(local, sbp.axis(), sizes, logical, p, me);
+    const Tensor full =
+        AllGatherAlong(local, sbp.axis(), sizes, logical, p, me, "uneven " + sbp.str() + " -> B");
     const ops::SplitRange r = ops::BalancedSplit(logical[sbp.axis()], p.size(), me);
     shard = ofl::contiguous(ofl::narrow(full, sbp.axis(), r.start, r.size));
   }
