@@ -125,6 +125,10 @@ TEST(GlobalTensorTest, BadCallsAreClearErrorsOnEveryRankAndLeaveTheRuntimeWorkin
   ExpectInvalid(
       [&] { (void)empty(Shape({4}), DType::kFloat32, Placement("sim", {0}), Sbp::broadcast()); },
       {"empty", "sim", "cpu placements only"});
+  if (world_size() >= 2) {
+    ExpectInvalid([&] { (void)g.to_global(Placement("cpu", {1, 0}), Sbp::broadcast()); },
+                  {"to_global", "changing the placement", "only the sbp may change"});
+  }
   ExpectInvalid([] { (void)tensor<float>({1}, Shape({1}), Device("cpu")).placement(); },
                 {"placement", "local"});
   // Shards that do not fit together: every rank sees every shape, so every rank throws.
