@@ -136,7 +136,18 @@ case "$cmd" in
     install_missing "${packages[@]}"
     configure -DOFL_BUILD_TESTS=OFF -DOFL_BUILD_BENCH=ON -DOFL_BENCH_WITH_TORCH=ON
     cmake --build "$build_dir" -j "$jobs"
-    for b in "$build_dir"/tools/bench/ofl_bench_*; do "$b" "${@:2}"; done
+    for b in "$build_dir"/tools/bench/ofl_bench_*; do
+      case "$(basename "$b")" in
+        # Global tensors: one process per rank (4 ranks oversubscribe a 2-core machine).
+        ofl_bench_global)
+          for n in 2 4; do
+            echo "== ofl_bench_global: mpiexec -n $n" >&2
+            mpiexec --allow-run-as-root --oversubscribe -n "$n" "$b" "${@:2}"
+          done
+          ;;
+        *) "$b" "${@:2}" ;;
+      esac
+    done
     ;;
   *)
     echo "usage: bash tools/ofl.sh demo|test|bench" >&2
