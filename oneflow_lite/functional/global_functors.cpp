@@ -4,10 +4,11 @@
 // order; the SBP arithmetic is in ops/sbp_rules.h. Placements are cpu placements (MPI moves host
 // memory).
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -87,9 +88,13 @@ bool CheckCollectives() {
   return on;
 }
 
-std::atomic<int64_t>& CollectiveSeq() {
-  static std::atomic<int64_t> seq{0};
-  return seq;
+// The number of the next collective over `ranks`. Counted per rank list: every member of a list
+// issues the same collectives over it in the same order, while ranks outside it issue none.
+int64_t NextSeq(const std::vector<int>& ranks) {
+  static std::mutex mu;
+  static std::map<std::vector<int>, int64_t> next;
+  std::lock_guard<std::mutex> lock(mu);
+  return next[ranks]++;
 }
 
 // With OFL_CHECK_COLLECTIVES=1, run by the collective stream before each collective: the ranks
@@ -125,7 +130,7 @@ void CheckInStep(int64_t seq, const std::string& fingerprint, const std::vector<
 
 void IssueCollective(const Fingerprint& fp, const Placement& p, std::vector<vm::BlobArg> in,
                      std::vector<vm::BlobArg> out, vm::CollectivePolicy::Run run) {
-  const int64_t seq = CollectiveSeq().fetch_add(1, std::memory_order_relaxed);
+  const int64_t seq = NextSeq(p.ranks());
   if (CheckCollectives()) {
     run = [seq, text = fp.text, ranks = p.ranks(), run = std::move(run)](const auto& i,
                                                                          const auto& o) {
@@ -342,7 +347,7 @@ std::vector<std::vector<int64_t>> GatherShapes(const char* op, const Shape& mine
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
     ref = b->Function(
         std::string(op) + ": shape exchange", {}, {},
-        [all, send, ranks, kSlot, seq = CollectiveSeq().fetch_add(1, std::memory_order_relaxed),
+        [all, send, ranks, kSlot, seq = NextSeq(ranks),
          text = std::string(op) + " shape exchange"] {
           if (CheckCollectives()) CheckInStep(seq, text, ranks);
           coll::AllGatherV(send.data(), kSlot, all->data(),
@@ -453,6 +458,49 @@ Tensor GlobalToBroadcastShard(const Tensor& t, const char* op) {
   return BoxShard(ShardOf(t), g.sbp, Sbp::broadcast(), g.logical_shape, g.placement, me);
 }
 
+// A placement change: the tensor is boxed to broadcast on its own placement, the first rank of
+// that placement broadcasts it to the new placement's ranks, and they box it to `sbp` (a slice or
+// a local zero fill: no more communication).
+Tensor ChangePlacement(const Tensor& t, const Placement& to, const Sbp& sbp) {
+  const GlobalMeta& g = *t.impl()->global();
+  const int world_rank = coll::WorldRank();
+  const int root = g.placement.ranks()[0];
+  std::vector<int> group = {root};
+  for (int r : to.ranks()) {
+    if (r != root) group.push_back(r);
+  }
+  const bool in_dst = to.contains(world_rank);
+  Tensor full;
+  if (g.placement.contains(world_rank))
+    full = ofl::contiguous(GlobalToBroadcastShard(t, "to_global"));
+  if (world_rank != root && !in_dst) return Wrap(EmptyShard(t.dtype()), to, sbp, g.logical_shape);
+  std::vector<vm::BlobArg> in, out;
+  if (world_rank == root) in.push_back(full.impl()->arg());
+  Tensor received;
+  if (in_dst) {
+    received = NewTensor(g.logical_shape, t.dtype(), Host());
+    out.push_back(received.impl()->arg());
+  }
+  const int64_t count = g.logical_shape.numel();
+  const size_t bytes = static_cast<size_t>(count) * element_size(t.dtype());
+  IssueCollective(MakeFingerprint("placement change (broadcast from the first source rank)",
+                                  t.dtype(), g.logical_shape, g.placement.str() + " -> " + to.str(),
+                                  Placement(to.device_type(), group)),
+                  Placement(to.device_type(), group), std::move(in), std::move(out),
+                  [count, bytes, group, dtype = t.dtype(), is_root = world_rank == root](
+                      const auto& i, const auto& o) {
+                    void* buf = o.empty() ? const_cast<void*>(static_cast<const void*>(i[0].data))
+                                          : o[0].data;
+                    if (is_root && !o.empty() && bytes > 0)
+                      std::memcpy(o[0].data, i[0].data, bytes);
+                    coll::Broadcast(buf, count, dtype, 0, group);
+                  });
+  if (!in_dst) return Wrap(EmptyShard(t.dtype()), to, sbp, g.logical_shape);
+  const Tensor shard =
+      BoxShard(received, Sbp::broadcast(), sbp, g.logical_shape, to, to.index_of(world_rank));
+  return Wrap(shard, to, sbp, g.logical_shape);
+}
+
 }  // namespace functional
 
 Tensor Tensor::to_global(const Placement& placement, const Sbp& sbp) const {
@@ -461,10 +509,7 @@ Tensor Tensor::to_global(const Placement& placement, const Sbp& sbp) const {
   if (!impl.global()) return functional::LocalToGlobal(*this, placement, sbp);
   const GlobalMeta& g = *impl.global();
   functional::CheckPlacement("to_global", placement);
-  if (placement != g.placement) {
-    throw InvalidArgument("to_global: changing the placement (" + g.placement.str() + " -> " +
-                          placement.str() + ") is not supported yet; only the sbp may change");
-  }
+  if (placement != g.placement) return functional::ChangePlacement(*this, placement, sbp);
   const int me = placement.index_of(coll::WorldRank());
   if (me < 0)
     return functional::Wrap(functional::EmptyShard(impl.dtype()), placement, sbp, shape());
