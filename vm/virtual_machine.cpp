@@ -319,6 +319,9 @@ void VirtualMachine::Run(Instruction* instr) {
     } catch (const DeviceError& e) {
       kind = ErrorKind::kDevice;
       what = e.what();
+      // A fault the device cannot recover from: marked before the error is visible (see
+      // FailLaunched).
+      if (dynamic_cast<const DeviceFailed*>(&e) != nullptr) MarkDeviceFailed(self->device(), what);
     } catch (const std::exception& e) {
       what = e.what();
     } catch (...) {
@@ -421,8 +424,11 @@ VmErrorPtr VirtualMachine::FailInstruction(Instruction* instr, ErrorKind kind,
 }
 
 void VirtualMachine::FailLaunched(Instruction* instr, const std::string& what, bool device_failed) {
-  FailInstruction(instr, ErrorKind::kDevice, what);
+  // The device is marked failed before the error is visible anywhere: a reader on another stream
+  // that sees the poisoned blob (and wakes the host) must find the device failed already, so the
+  // next op on it throws at the call.
   if (device_failed) MarkDeviceFailed(instr->stream()->device(), what);
+  FailInstruction(instr, ErrorKind::kDevice, what);
   PublishLaunched(instr);
   Finish(instr);
 }

@@ -335,6 +335,39 @@ TEST(DeviceBackendRegistryTest, AnOpWithoutAKernelNamesTheOpAndTheDeviceType) {
   ExpectRuntimeWorks();
 }
 
+// The child of AKernelThatThrowsDeviceFailedMarksItsDeviceFailed: exits 0 when the failed
+// kernel's error reached the read, the next op on that device threw at the call naming the fault,
+// and the CPU kept working.
+[[noreturn]] void KernelDeviceFailedChild() {
+  register_device_backend("brokenkernel", std::make_shared<HostMemoryBackend>());
+  register_kernel("empty", "brokenkernel", [](const KernelContext&) {});
+  register_kernel("repeat", "brokenkernel", [](const KernelContext&) {
+    throw DeviceFailed("brokenkernel:0: illegal address in the repeat kernel");
+  });
+  const Device dev("brokenkernel:0");
+  const Tensor x = ofl::empty(Shape({2}), DType::kFloat32, dev);
+  bool reported = false;
+  try {
+    (void)x.repeat({2}).to_vector<float>();
+  } catch (const DeviceError&) {
+    reported = true;
+  }
+  bool refused = false;
+  try {
+    (void)ofl::empty(Shape({2}), DType::kFloat32, dev);
+  } catch (const DeviceError& e) {
+    refused = std::string(e.what()).find("illegal address") != std::string::npos;
+  }
+  const bool cpu_works =
+      ofl::tensor<float>({1}, Shape({1}), Device("cpu")).repeat({2}).to_vector<float>().size() == 2;
+  std::exit(reported && refused && cpu_works ? 0 : 3);
+}
+
+TEST(DeviceBackendRegistryTest, AKernelThatThrowsDeviceFailedMarksItsDeviceFailed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(KernelDeviceFailedChild(), ::testing::ExitedWithCode(0), "");
+}
+
 TEST(DeviceBackendRegistryTest, BadRegistrationsAreRejected) {
   ExpectThrowWith<InvalidArgument>(
       [] { register_device_backend("cpu", std::make_shared<HostMemoryBackend>()); }, {"cpu"});
