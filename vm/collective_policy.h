@@ -5,7 +5,8 @@
 //
 // A collective never skips: when an input is poisoned (its producer failed on this rank) it still
 // takes part, sending whatever its buffer holds, and then poisons its outputs with that error, so
-// the other ranks are not left waiting for a rank that dropped out.
+// the other ranks are not left waiting for a rank that dropped out. For the same reason a hang
+// report never cancels a queued collective: it still runs when its turn comes.
 #pragma once
 
 #include <functional>
@@ -28,6 +29,7 @@ class CollectivePolicy final : public InstructionPolicy {
   const std::string& op_name() const override { return op_name_; }
   void Compute(Instruction* instr) override;
   bool RunsOnPoisonedInputs() const override { return true; }
+  bool Abandonable() const override { return false; }
 
  private:
   std::string op_name_;

@@ -45,6 +45,9 @@ class InstructionPolicy : public FastNew {
   virtual void Compute(Instruction* instr) = 0;
   // Whether the instruction still runs when a blob it touches is poisoned (ReleaseTensor must).
   virtual bool RunsOnPoisonedInputs() const { return false; }
+  // Whether a wait that gives up (a hang report) may cancel it while it is still queued. A
+  // collective may not: the other ranks would wait for it forever.
+  virtual bool Abandonable() const { return true; }
   // Whether it reads or writes memory its caller owns (copy_to_host's destination, from_host's
   // source). A wait that gives up on such an instruction after it started must not return to the
   // caller until it finished, or the caller could free that memory under it.

@@ -180,8 +180,9 @@ std::string VirtualMachine::AbandonAndReport(Instruction* waited, int64_t stalle
                                              bool* started) {
   std::lock_guard<std::mutex> lock(submit_mu_);
   uint8_t queued = Instruction::kQueued;
-  const bool abandoned = waited->run_state_.compare_exchange_strong(queued, Instruction::kAbandoned,
-                                                                    std::memory_order_seq_cst);
+  const bool keep = !waited->policy()->Abandonable();
+  const bool abandoned = !keep && waited->run_state_.compare_exchange_strong(
+                                      queued, Instruction::kAbandoned, std::memory_order_seq_cst);
   *started = !abandoned;
   std::string msg = "VM hang: waited for " + waited->policy()->op_name() + " (instruction #" +
                     std::to_string(waited->id()) + ", " + waited->policy()->policy_name() + " on " +
@@ -189,8 +190,11 @@ std::string VirtualMachine::AbandonAndReport(Instruction* waited, int64_t stalle
                     "in the VM for " + Seconds(stalled_ns) + " s (OFL_VM_TIMEOUT_SECONDS). ";
   msg += abandoned ? "The wait gave up; #" + std::to_string(waited->id()) +
                          " has not started and will not run (its outputs are poisoned)."
-                   : "The wait gave up; #" + std::to_string(waited->id()) +
-                         " is running and may still finish later.";
+         : keep ? "The wait gave up; #" + std::to_string(waited->id()) +
+                      " is a collective that other ranks may be waiting for: it is never "
+                      "cancelled and still runs when its turn comes."
+                : "The wait gave up; #" + std::to_string(waited->id()) +
+                      " is running and may still finish later.";
   return msg + "\n" + DescribePending(waited);
 }
 

@@ -345,15 +345,17 @@ std::vector<std::vector<int64_t>> GatherShapes(const char* op, const Shape& mine
   std::iota(ranks.begin(), ranks.end(), 0);
   vm::InstrRef ref;
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
-    ref = b->Function(
-        std::string(op) + ": shape exchange", {}, {},
-        [all, send, ranks, kSlot, seq = NextSeq(ranks),
-         text = std::string(op) + " shape exchange"] {
-          if (CheckCollectives()) CheckInStep(seq, text, ranks);
-          coll::AllGatherV(send.data(), kSlot, all->data(),
-                           std::vector<int64_t>(ranks.size(), kSlot), DType::kInt64, ranks);
-        },
-        CollectiveStream());
+    ref = b->Policy(CollectiveStream(),
+                    std::make_unique<vm::CollectivePolicy>(
+                        std::string(op) + ": shape exchange", std::vector<vm::BlobArg>{},
+                        std::vector<vm::BlobArg>{},
+                        [all, send, ranks, kSlot, seq = NextSeq(ranks),
+                         text = std::string(op) + " shape exchange"](const auto&, const auto&) {
+                          if (CheckCollectives()) CheckInStep(seq, text, ranks);
+                          coll::AllGatherV(send.data(), kSlot, all->data(),
+                                           std::vector<int64_t>(ranks.size(), kSlot), DType::kInt64,
+                                           ranks);
+                        }));
   });
   auto& vm = vm::VirtualMachine::Get();
   vm.Wait(ref.get(), op);

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "global_test_util.h"
@@ -152,6 +154,34 @@ TEST(GlobalTensorTest, PlacementChangesGoThroughTheFirstSourceRank) {
       EXPECT_EQ(last.to_local().numel(), 0);
     }
   }
+}
+
+TEST(GlobalTensorTest, AHangReportNeverCancelsACollective) {
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const Placement p = World();
+  const Shape shape({4, 2});
+  const std::vector<float> logical = Logical<float>(shape);
+  const Tensor local = tensor<float>(logical, shape, Device("cpu"));
+  sync();
+  auto& vm = vm::VirtualMachine::Get();
+  const double saved = vm.wait_timeout();
+  if (rank() == 0) {
+    // Rank 0 gives up waiting for the shape exchange long before rank 1 arrives.
+    vm.SetWaitTimeout(0.1);
+    try {
+      (void)local.to_global(p, Sbp::broadcast());
+      ADD_FAILURE() << "no hang report";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("never cancelled"), std::string::npos) << e.what();
+    }
+    vm.SetWaitTimeout(saved);
+  } else {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    (void)local.to_global(p, Sbp::broadcast());
+  }
+  // The exchange rank 0 gave up on still ran: both ranks are in step for the next collectives.
+  const Tensor g = local.to_global(p, Sbp::broadcast()).to_global(p, Sbp::split(1));
+  EXPECT_EQ(g.to_vector<float>(), logical);
 }
 
 TEST(GlobalTensorTest, RanksOutsideThePlacementHoldNothing) {
