@@ -26,6 +26,12 @@ elseif(OFL_WITH_MPI STREQUAL "AUTO")
 elseif(NOT OFL_WITH_MPI STREQUAL "OFF")
   message(FATAL_ERROR "OFL_WITH_MPI must be AUTO, ON or OFF, got '${OFL_WITH_MPI}'")
 endif()
+if(OFL_HAVE_MPI)
+  # Every target that includes mpi.h: the C API only, never OpenMPI's deprecated C++ bindings
+  # (they would need libmpi_cxx).
+  set_property(TARGET MPI::MPI_CXX APPEND PROPERTY
+    INTERFACE_COMPILE_DEFINITIONS OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
+endif()
 message(STATUS "oneflow_lite: MPI collectives ${OFL_HAVE_MPI}")
 if(OFL_BUILD_TOOLS)
   find_package(CLI11 REQUIRED CONFIG)    # libcli11-dev: ofl_vm_trace's command line

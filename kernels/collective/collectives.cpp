@@ -14,9 +14,6 @@
 #include <string>
 
 #ifdef OFL_WITH_MPI
-// The C API only: OpenMPI's deprecated C++ bindings would need libmpi_cxx.
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 #endif
 

@@ -10,22 +10,12 @@
 
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/placement.h"
+#include "tests/ops/ops_test_util.h"
 
 namespace ofl {
 namespace {
 
-void ExpectInvalid(const std::function<void()>& fn, const std::vector<std::string>& pieces) {
-  try {
-    fn();
-    ADD_FAILURE() << "no exception; expected InvalidArgument naming "
-                  << ::testing::PrintToString(pieces);
-  } catch (const InvalidArgument& e) {
-    const std::string msg = e.what();
-    for (const std::string& p : pieces) {
-      EXPECT_NE(msg.find(p), std::string::npos) << "message lacks \"" << p << "\": " << msg;
-    }
-  }
-}
+using ops::testing::ExpectInvalid;
 
 TEST(PlacementTest, KeepsDeviceTypeAndRanksInOrder) {
   const Placement p("cpu", {2, 0, 1});

@@ -12,6 +12,7 @@
 
 #include "oneflow_lite/oneflow_lite.h"
 #include "ops/sbp_rules.h"
+#include "tests/ops/ops_test_util.h"
 
 namespace ofl::testing {
 
@@ -80,16 +81,6 @@ inline std::vector<Sbp> AllSbps(const Shape& shape) {
   return s;
 }
 
-inline void ExpectInvalid(const std::function<void()>& fn, const std::vector<std::string>& pieces) {
-  try {
-    fn();
-    ADD_FAILURE() << "no exception";
-  } catch (const InvalidArgument& e) {
-    for (const std::string& piece : pieces) {
-      EXPECT_NE(std::string(e.what()).find(piece), std::string::npos)
-          << "'" << piece << "' not in: " << e.what();
-    }
-  }
-}
+using ops::testing::ExpectInvalid;
 
 }  // namespace ofl::testing

@@ -11,9 +11,6 @@
 #include <ctime>
 
 #ifdef OFL_WITH_MPI
-// The C API only: OpenMPI's deprecated C++ bindings would need libmpi_cxx.
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 #endif
 

@@ -2,8 +2,6 @@
 // joins the runtime without finalising it, and the program's own MPI calls and MPI_Finalize still
 // work afterwards. CTest runs it under mpiexec (examples.program_owns_mpi); it prints "ok" on
 // success.
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
 #include <cstdio>
