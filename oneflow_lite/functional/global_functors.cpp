@@ -128,6 +128,14 @@ void CheckInStep(int64_t seq, const std::string& fingerprint, const std::vector<
   }
 }
 
+// The instruction's op name: the kind, the sequence number and the rank list, which together name
+// the same collective on every rank (the trace tool pairs the ranks' records by them).
+std::string CollectiveName(const std::string& kind, int64_t seq, const std::vector<int>& ranks) {
+  std::string s = kind + " #" + std::to_string(seq) + " over [";
+  for (size_t i = 0; i < ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+  return s + "]";
+}
+
 void IssueCollective(const Fingerprint& fp, const Placement& p, std::vector<vm::BlobArg> in,
                      std::vector<vm::BlobArg> out, vm::CollectivePolicy::Run run) {
   const int64_t seq = NextSeq(p.ranks());
@@ -138,7 +146,7 @@ void IssueCollective(const Fingerprint& fp, const Placement& p, std::vector<vm::
       run(i, o);
     };
   }
-  const std::string op = fp.text.substr(0, fp.text.find(','));
+  const std::string op = CollectiveName(fp.text.substr(0, fp.text.find(',')), seq, p.ranks());
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
     b->Policy(CollectiveStream(), std::make_unique<vm::CollectivePolicy>(
                                       op, std::move(in), std::move(out), std::move(run)));
@@ -343,14 +351,15 @@ std::vector<std::vector<int64_t>> GatherShapes(const char* op, const Shape& mine
   for (int d = 0; d < mine.ndim(); ++d) send[d + 1] = mine[d];
   std::vector<int> ranks(world);
   std::iota(ranks.begin(), ranks.end(), 0);
+  const int64_t seq = NextSeq(ranks);
   vm::InstrRef ref;
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
     ref = b->Policy(CollectiveStream(),
                     std::make_unique<vm::CollectivePolicy>(
-                        std::string(op) + ": shape exchange", std::vector<vm::BlobArg>{},
-                        std::vector<vm::BlobArg>{},
-                        [all, send, ranks, kSlot, seq = NextSeq(ranks),
-                         text = std::string(op) + " shape exchange"](const auto&, const auto&) {
+                        CollectiveName(std::string(op) + ": shape exchange", seq, ranks),
+                        std::vector<vm::BlobArg>{}, std::vector<vm::BlobArg>{},
+                        [all, send, ranks, kSlot, seq, text = std::string(op) + " shape exchange"](
+                            const auto&, const auto&) {
                           if (CheckCollectives()) CheckInStep(seq, text, ranks);
                           coll::AllGatherV(send.data(), kSlot, all->data(),
                                            std::vector<int64_t>(ranks.size(), kSlot), DType::kInt64,
