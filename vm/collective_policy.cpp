@@ -1,12 +1,18 @@
 #include "vm/collective_policy.h"
 
+#include <string>
 #include <vector>
+
+#include "vm/log.h"
+#include "vm/virtual_machine.h"
 
 namespace ofl::vm {
 
-CollectivePolicy::CollectivePolicy(std::string op_name, std::vector<BlobArg> inputs,
-                                   std::vector<BlobArg> outputs, Run run)
+CollectivePolicy::CollectivePolicy(std::string op_name, kernels::collective::CollectiveId id,
+                                   std::vector<BlobArg> inputs, std::vector<BlobArg> outputs,
+                                   Run run)
     : op_name_(std::move(op_name)),
+      id_(std::move(id)),
       inputs_(std::move(inputs)),
       outputs_(std::move(outputs)),
       run_(std::move(run)) {
@@ -29,10 +35,19 @@ void CollectivePolicy::Compute(Instruction*) {
     }
   }
   for (const BlobArg& a : outputs_) out.push_back(a.Resolve());
-  run_(in, out);
+  {
+    const kernels::collective::WatchedCollective watched(
+        id_, VirtualMachine::Get().wait_timeout(),
+        [](const std::string& report) { Logger().warn("{}", report); });
+    run_(in, out);
+  }
   if (poisoned) {
     for (const BlobArg& a : outputs_) a.blob->set_error(poisoned);
   }
+}
+
+std::string CollectivePolicy::RunningDetail() const {
+  return kernels::collective::WatchdogStatus(id_);
 }
 
 }  // namespace ofl::vm

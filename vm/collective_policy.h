@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/collective/watchdog.h"
 #include "kernels/kernel.h"
 #include "vm/instruction.h"
 
@@ -20,19 +21,23 @@ namespace ofl::vm {
 
 class CollectivePolicy final : public InstructionPolicy {
  public:
-  // `run` gets the resolved inputs and outputs (host pointers) and makes the blocking calls.
+  // `run` gets the resolved inputs and outputs (host pointers) and makes the blocking calls; while
+  // it runs, the collective watchdog watches `id` (kernels/collective/watchdog.h) with the VM's
+  // hang timeout and logs its report as a warning.
   using Run = std::function<void(const std::vector<kernels::TensorArg>& inputs,
                                  const std::vector<kernels::TensorArg>& outputs)>;
-  CollectivePolicy(std::string op_name, std::vector<BlobArg> inputs, std::vector<BlobArg> outputs,
-                   Run run);
+  CollectivePolicy(std::string op_name, kernels::collective::CollectiveId id,
+                   std::vector<BlobArg> inputs, std::vector<BlobArg> outputs, Run run);
   const char* policy_name() const override { return "Collective"; }
   const std::string& op_name() const override { return op_name_; }
   void Compute(Instruction* instr) override;
   bool RunsOnPoisonedInputs() const override { return true; }
   bool Abandonable() const override { return false; }
+  std::string RunningDetail() const override;
 
  private:
   std::string op_name_;
+  kernels::collective::CollectiveId id_;
   std::vector<BlobArg> inputs_, outputs_;
   Run run_;
 };

@@ -55,6 +55,9 @@ class InstructionPolicy : public FastNew {
   // Called once the instruction is complete (its device work finished; at once after Compute on a
   // synchronous stream), on the thread that observed the completion.
   virtual void OnComplete(Instruction* /*instr*/) {}
+  // What a hang report adds about it while it runs ("" for nothing): a collective tells what the
+  // collective watchdog found out about the ranks it waits for.
+  virtual std::string RunningDetail() const { return {}; }
 
  protected:
   FastVector<BlobPtr> reads_;

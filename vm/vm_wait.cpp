@@ -163,6 +163,8 @@ std::string VirtualMachine::DescribePending(const Instruction* waited) {
     if (is_head) {
       msg += preds.empty() ? "at the head of its stream, running (or about to run)"
                            : "at the head of its stream, waiting for " + preds;
+      const std::string detail = preds.empty() ? p->policy()->RunningDetail() : std::string();
+      if (!detail.empty()) msg += "; " + detail;
     } else {
       const Instruction* h = head[p->stream()];
       msg += "queued behind #" + std::to_string(h->id()) + " (" + h->policy()->op_name() +

@@ -17,6 +17,7 @@
 #include <mpi.h>
 #endif
 
+#include "kernels/collective/watchdog.h"
 #include "oneflow_lite/error.h"
 
 namespace ofl::kernels::collective {
@@ -309,6 +310,7 @@ void InitProcessGroup() {
   }
   s.rank = rank;
   s.size = size;
+  StartWatchdog();
 #endif
   // Without MPI (or when the program keeps MPI alive) the group may start again after a finalize.
   s.finalized = false;
@@ -329,6 +331,7 @@ void FinalizeProcessGroup() {
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (initialized && !finalized) {  // best effort: ofl::shutdown does not throw
+    StopWatchdog();
     for (auto& entry : s.comms) {
       if (entry.second->comm != MPI_COMM_NULL) MPI_Comm_free(&entry.second->comm);
     }

@@ -149,7 +149,8 @@ void IssueCollective(const Fingerprint& fp, const Placement& p, std::vector<vm::
   const std::string op = CollectiveName(fp.text.substr(0, fp.text.find(',')), seq, p.ranks());
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
     b->Policy(CollectiveStream(), std::make_unique<vm::CollectivePolicy>(
-                                      op, std::move(in), std::move(out), std::move(run)));
+                                      op, coll::CollectiveId{seq, p.ranks(), fp.text},
+                                      std::move(in), std::move(out), std::move(run)));
   });
 }
 
@@ -357,6 +358,7 @@ std::vector<std::vector<int64_t>> GatherShapes(const char* op, const Shape& mine
     ref = b->Policy(CollectiveStream(),
                     std::make_unique<vm::CollectivePolicy>(
                         CollectiveName(std::string(op) + ": shape exchange", seq, ranks),
+                        coll::CollectiveId{seq, ranks, std::string(op) + " shape exchange"},
                         std::vector<vm::BlobArg>{}, std::vector<vm::BlobArg>{},
                         [all, send, ranks, kSlot, seq, text = std::string(op) + " shape exchange"](
                             const auto&, const auto&) {
