@@ -7,26 +7,10 @@
 #include <map>
 #include <utility>
 
+#include "tools/vm_trace/global_trace.h"
+
 namespace ofl::vm_trace {
 namespace {
-
-// Total length of the union of [start, end) intervals.
-double UnionLength(std::vector<std::pair<double, double>> intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  double total = 0;
-  double cur_start = 0, cur_end = -std::numeric_limits<double>::infinity();
-  for (const auto& [s, e] : intervals) {
-    if (s > cur_end) {
-      if (cur_end > cur_start) total += cur_end - cur_start;
-      cur_start = s;
-      cur_end = e;
-    } else {
-      cur_end = std::max(cur_end, e);
-    }
-  }
-  if (cur_end > cur_start) total += cur_end - cur_start;
-  return total;
-}
 
 CriticalPath FindCriticalPath(const TraceModel& model) {
   const size_t n = model.instrs.size();
@@ -112,6 +96,23 @@ int64_t LargestFreeBlock(const std::vector<PoolEvent>& events) {
 
 }  // namespace
 
+double UnionLength(std::vector<std::pair<double, double>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  double total = 0;
+  double cur_start = 0, cur_end = -std::numeric_limits<double>::infinity();
+  for (const auto& [s, e] : intervals) {
+    if (s > cur_end) {
+      if (cur_end > cur_start) total += cur_end - cur_start;
+      cur_start = s;
+      cur_end = e;
+    } else {
+      cur_end = std::max(cur_end, e);
+    }
+  }
+  if (cur_end > cur_start) total += cur_end - cur_start;
+  return total;
+}
+
 double Percentile(std::vector<double> values, double p) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -130,7 +131,7 @@ Summary Summarize(const TraceModel& model) {
   for (const TraceInstr& in : model.instrs) {
     begin = std::min({begin, in.issue, in.start});
     end = std::max(end, in.end);
-    by_op[in.op].push_back(&in);
+    by_op[OpFamily(in)].push_back(&in);
     by_lane[in.tid].emplace_back(in.start, in.end);
     if (!in.error.empty()) ++s.errors;
     for (size_t k = 0; k < in.deps.size(); ++k) {
@@ -252,12 +253,16 @@ void PrintSummary(const Summary& s, const TraceModel& model, std::FILE* out,
   if (s.instructions == 0) {
     std::fprintf(out, "the trace holds no instructions\n");
   } else {
-    std::fprintf(out, "\n%-24s %8s %14s %14s %12s %14s\n", "op", "count", "p50 issue->end",
+    // As wide as the longest op name (collectives' are long), up to a limit.
+    int width = 24;
+    for (const OpStats& o : s.ops) width = std::max(width, static_cast<int>(o.op.size()));
+    width = std::min(width, 64);
+    std::fprintf(out, "\n%-*s %8s %14s %14s %12s %14s\n", width, "op", "count", "p50 issue->end",
                  "p99 issue->end", "p50 run", "total run");
     for (const OpStats& o : s.ops) {
-      std::fprintf(out, "%-24s %8lld %11.1f us %11.1f us %9.1f us %11.1f us%s\n", o.op.c_str(),
-                   static_cast<long long>(o.count), o.p50_latency_us, o.p99_latency_us,
-                   o.p50_run_us, o.total_run_us,
+      std::fprintf(out, "%-*s %8lld %11.1f us %11.1f us %9.1f us %11.1f us%s\n", width,
+                   o.op.c_str(), static_cast<long long>(o.count), o.p50_latency_us,
+                   o.p99_latency_us, o.p50_run_us, o.total_run_us,
                    o.errors > 0 ? ("  (" + std::to_string(o.errors) + " failed)").c_str() : "");
     }
     std::fprintf(out, "\n%-24s %8s %12s %8s\n", "stream", "instrs", "busy", "busy %");

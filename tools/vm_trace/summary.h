@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tools/vm_trace/trace_model.h"
@@ -13,7 +14,7 @@
 namespace ofl::vm_trace {
 
 struct OpStats {
-  std::string op;
+  std::string op;  // a collective's without its sequence number (OpFamily)
   int64_t count = 0;
   int64_t errors = 0;
   double p50_latency_us = 0;  // issue -> end
@@ -59,6 +60,9 @@ struct Summary {
   CriticalPath critical_path;
   std::vector<PoolStats> pools;  // one per device
 };
+
+// Total length of the union of [start, end) intervals.
+double UnionLength(std::vector<std::pair<double, double>> intervals);
 
 // Nearest-rank percentile (p in [0, 100]) of unsorted values; 0 for none.
 double Percentile(std::vector<double> values, double p);

@@ -110,17 +110,17 @@ double TraceModel::finish() const {
 
 namespace {
 
-// Builds a TraceModel one event at a time, so that a large trace never sits in memory as a JSON
-// tree: the parser hands each element of "traceEvents" over as soon as it is complete and then
-// drops it.
+// Builds one process's TraceModel one event at a time, so that a large trace never sits in memory
+// as a JSON tree: the parser hands each element of "traceEvents" over as soon as it is complete and
+// then drops it.
 class ModelBuilder {
  public:
   explicit ModelBuilder(const std::string& source) : source_(source) {}
 
-  void AddEvent(const json& ev) {
-    const size_t index = next_index_++;
+  // `index`: the event's position in the file (error messages, and the order of unnumbered
+  // instructions).
+  void AddEvent(const json& ev, size_t index) {
     EventReader r(source_, index, ev);
-    if (!ev.is_object()) r.Fail("an event must be an object, got " + std::string(ev.type_name()));
     const std::string ph = r.String(ev, "ph");
     const std::string name = r.String(ev, "name");
     const int64_t tid = r.Int(ev, "tid", 0);
@@ -130,7 +130,7 @@ class ModelBuilder {
       // An asynchronous device's side of an instruction (launched -> complete) repeats what the
       // instruction's own "complete" field says.
       if (ev.contains("cat") && ev["cat"] == "device") return;
-      AddInstruction(r, ev, name, tid);
+      AddInstruction(r, ev, name, tid, index);
     } else if (ph == "C") {
       const std::string device = AfterPrefix(name, "memory ");
       if (device.empty()) return;  // another producer's counter
@@ -156,18 +156,35 @@ class ModelBuilder {
     }
   }
 
-  void SetOtherData(const json& other) {
-    if (!other.is_object()) return;
-    if (other.contains("format") && other["format"].is_string())
-      model_.format = other["format"].get<std::string>();
-    if (other.contains("version") && other["version"].is_string())
-      model_.version = other["version"].get<std::string>();
+  // Takes over another process's events, for a trace of several processes that are not ranks
+  // (another producer's): they read as one model, as if they were one process.
+  void Absorb(ModelBuilder&& other) {
+    for (auto& [tid, name] : other.thread_names_) thread_names_[tid] = std::move(name);
+    for (auto& [tid, events] : other.pool_by_tid_) {
+      auto& dst = pool_by_tid_[tid];
+      dst.insert(dst.end(), events.begin(), events.end());
+    }
+    for (auto& [device, samples] : other.model_.memory) {
+      auto& dst = model_.memory[device];
+      dst.insert(dst.end(), samples.begin(), samples.end());
+    }
+    for (TraceInstr& in : other.model_.instrs) model_.instrs.push_back(std::move(in));
+    for (auto& entry : other.unnumbered_) unnumbered_.push_back(std::move(entry));
+    std::stable_sort(unnumbered_.begin(), unnumbered_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    max_id_ = std::max(max_id_, other.max_id_);
+  }
+
+  bool empty() const {
+    return model_.instrs.empty() && unnumbered_.empty() && model_.memory.empty() &&
+           pool_by_tid_.empty();
   }
 
   TraceModel Finish();
 
  private:
-  void AddInstruction(const EventReader& r, const json& ev, const std::string& name, int64_t tid) {
+  void AddInstruction(const EventReader& r, const json& ev, const std::string& name, int64_t tid,
+                      size_t index) {
     const json& args = r.Args();
     TraceInstr in;
     in.tid = tid;
@@ -205,21 +222,20 @@ class ModelBuilder {
       max_id_ = std::max(max_id_, in.id);
       model_.instrs.push_back(std::move(in));
     } else {
-      unnumbered_.push_back(std::move(in));
+      unnumbered_.emplace_back(index, std::move(in));
     }
   }
 
   const std::string& source_;
-  size_t next_index_ = 0;
   TraceModel model_;
   std::map<int64_t, std::string> thread_names_;
   std::map<int64_t, std::vector<PoolEvent>> pool_by_tid_;
-  std::vector<TraceInstr> unnumbered_;  // X events without args.id, in file order
+  std::vector<std::pair<size_t, TraceInstr>> unnumbered_;  // X events without args.id, by index
   uint64_t max_id_ = 0;
 };
 
 TraceModel ModelBuilder::Finish() {
-  for (TraceInstr& in : unnumbered_) {
+  for (auto& [index, in] : unnumbered_) {
     in.id = ++max_id_;
     model_.instrs.push_back(std::move(in));
   }
@@ -263,10 +279,111 @@ TraceModel ModelBuilder::Finish() {
   return std::move(model_);
 }
 
+// Routes each event to its process's ModelBuilder (by "pid"). Processes named "rank N" make a
+// merged trace: one model per rank. Otherwise every process reads into one model, as before.
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(const std::string& source) : source_(source) {}
+
+  void AddEvent(const json& ev) {
+    const size_t index = next_index_++;
+    EventReader r(source_, index, ev);
+    if (!ev.is_object()) r.Fail("an event must be an object, got " + std::string(ev.type_name()));
+    // Another producer's pid may be a string: those events read as one process, as before.
+    const auto pid_field = ev.find("pid");
+    const int64_t pid = pid_field != ev.end() && pid_field->is_number() ? r.Int(ev, "pid", 0) : 0;
+    if (r.String(ev, "ph") == "M" && r.String(ev, "name") == "process_name") {
+      process_names_[pid] = r.String(r.Args(), "name");
+    }
+    by_pid_.try_emplace(pid, source_).first->second.AddEvent(ev, index);
+  }
+
+  void SetOtherData(const json& other) {
+    if (!other.is_object()) return;
+    if (other.contains("format") && other["format"].is_string())
+      format_ = other["format"].get<std::string>();
+    if (other.contains("version") && other["version"].is_string())
+      version_ = other["version"].get<std::string>();
+    if (auto it = other.find("ranks"); it != other.end() && it->is_array()) {
+      for (const json& r : *it) {
+        if (r.is_object() && r.contains("rank") && r["rank"].is_number_integer() &&
+            r.contains("host") && r["host"].is_string()) {
+          hosts_[r["rank"].get<int>()] = r["host"].get<std::string>();
+        }
+      }
+    }
+  }
+
+  TraceModel Finish();
+
+ private:
+  const std::string& source_;
+  size_t next_index_ = 0;
+  std::map<int64_t, ModelBuilder> by_pid_;
+  std::map<int64_t, std::string> process_names_;
+  std::map<int, std::string> hosts_;
+  std::string format_, version_;
+};
+
+// "rank 3" -> 3; anything else -> -1.
+int RankOfProcessName(const std::string& name) {
+  const std::string digits = AfterPrefix(name, "rank ");
+  if (digits.empty() || digits.size() > 9 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return -1;
+  }
+  return std::stoi(digits);
+}
+
+TraceModel TraceBuilder::Finish() {
+  TraceModel model;
+  std::map<int, int64_t> rank_pid;
+  for (const auto& [pid, name] : process_names_) {
+    const int rank = RankOfProcessName(name);
+    if (rank < 0) continue;
+    if (!rank_pid.emplace(rank, pid).second) {
+      throw TraceError(source_ + ": two processes are named \"rank " + std::to_string(rank) +
+                       "\" (pids " + std::to_string(rank_pid[rank]) + " and " +
+                       std::to_string(pid) + ")");
+    }
+  }
+  if (rank_pid.empty()) {
+    if (!by_pid_.empty()) {
+      auto first = by_pid_.begin();
+      for (auto it = std::next(first); it != by_pid_.end(); ++it) {
+        first->second.Absorb(std::move(it->second));
+      }
+      model = first->second.Finish();
+    }
+  } else {
+    for (const auto& [pid, builder] : by_pid_) {
+      const auto named = process_names_.find(pid);
+      if (named != process_names_.end() && RankOfProcessName(named->second) >= 0) continue;
+      if (!builder.empty()) {
+        throw TraceError(source_ +
+                         ": a merged trace (processes named \"rank N\") holds events of " +
+                         "process " + std::to_string(pid) + ", which is not a rank");
+      }
+    }
+    for (const auto& [rank, pid] : rank_pid) {
+      RankModel r;
+      r.rank = rank;
+      if (auto host = hosts_.find(rank); host != hosts_.end()) r.host = host->second;
+      if (auto it = by_pid_.find(pid); it != by_pid_.end()) r.model = it->second.Finish();
+      r.model.format = format_;
+      r.model.version = version_;
+      model.ranks.push_back(std::move(r));
+    }
+  }
+  model.format = format_;
+  model.version = version_;
+  return model;
+}
+
 // Parses `input` (a string or a stream) event by event into a model.
 template <class Input>
 TraceModel Parse(Input&& input, const std::string& source) {
-  ModelBuilder builder(source);
+  TraceBuilder builder(source);
   enum class Top { kUnknown, kArray, kObject, kOther } top = Top::kUnknown;
   std::string key;  // the top-level object's key being parsed
   bool saw_events = false;

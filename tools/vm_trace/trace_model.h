@@ -1,6 +1,7 @@
 // TraceModel: an "ofl-trace-1" Chrome trace read back into plain structs (instructions, stream
 // lanes, memory counters, pool events), so that the table, the summary and the SVG timeline work
-// the same on a trace this tool just recorded and on one any program wrote with OFL_TRACE.
+// the same on a trace this tool just recorded and on one any program wrote with OFL_TRACE. A merged
+// multi-process trace (ofl_vm_trace --workload global under mpiexec) reads as one model per rank.
 #pragma once
 
 #include <cstdint>
@@ -66,6 +67,8 @@ struct PoolEvent {
   int64_t allocated = -1, reserved = -1;  // -1 when the event did not say
 };
 
+struct RankModel;
+
 struct TraceModel {
   std::string format;                                       // otherData.format, empty when absent
   std::string version;                                      // otherData.version
@@ -73,12 +76,22 @@ struct TraceModel {
   std::vector<TraceInstr> instrs;                           // by id
   std::map<std::string, std::vector<MemorySample>> memory;  // device -> samples by time
   std::map<std::string, std::vector<PoolEvent>> pool;       // device -> events by time
+  // A merged trace (a process named "rank N" per rank): each rank's model, by rank, its times on
+  // the common origin; the fields above (but format and version) are then empty.
+  std::vector<RankModel> ranks;
 
+  bool merged() const { return !ranks.empty(); }
   // Index into instrs of an instruction id, or -1 when the trace does not hold it.
   int64_t IndexOf(uint64_t id) const;
   // From the earliest issue (or start) to the latest end, in microseconds.
   double begin() const;
   double finish() const;
+};
+
+struct RankModel {
+  int rank = 0;
+  std::string host;  // from otherData.ranks; empty when the trace does not say
+  TraceModel model;
 };
 
 // Parses ofl-trace-1 JSON (or any Chrome trace: an object with "traceEvents", or a bare array of

@@ -14,7 +14,9 @@ void TraceRecorder::Start() {
 }
 
 std::string TraceRecorder::Stop() {
-  return vm::ToChromeTraceJson(vm::VirtualMachine::Get().StopTraceSession());
+  const vm::TraceSession session = vm::VirtualMachine::Get().StopTraceSession();
+  origin_ns_ = session.origin_ns;
+  return vm::ToChromeTraceJson(session);
 }
 
 }  // namespace ofl::vm_trace

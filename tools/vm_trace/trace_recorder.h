@@ -3,6 +3,7 @@
 // (the VM's trace session and vm/chrome_trace.h's writer).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace ofl::vm_trace {
@@ -14,6 +15,12 @@ class TraceRecorder {
   // Waits for the work issued while recording, ends the session and returns the trace. An error
   // raised inside that work stays in the trace (and for the next sync to report).
   std::string Stop();
+  // When the last stopped session started: an absolute steady_clock time in nanoseconds (the
+  // origin of its times), which processes on one host share.
+  int64_t origin_ns() const { return origin_ns_; }
+
+ private:
+  int64_t origin_ns_ = 0;
 };
 
 }  // namespace ofl::vm_trace

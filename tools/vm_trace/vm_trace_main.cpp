@@ -15,8 +15,11 @@
 #include <vector>
 
 #include "oneflow_lite/oneflow_lite.h"
+#include "tools/vm_trace/global_trace.h"
 #include "tools/vm_trace/instruction_table.h"
 #include "tools/vm_trace/progress.h"
+#include "tools/vm_trace/rank_exchange.h"
+#include "tools/vm_trace/rank_summary.h"
 #include "tools/vm_trace/summary.h"
 #include "tools/vm_trace/svg_timeline.h"
 #include "tools/vm_trace/trace_model.h"
@@ -36,12 +39,27 @@ constexpr size_t kTableLimit = 300;
 
 const char* kFooter = R"(
 SUMMARIZE
-  ofl_vm_trace summarize TRACE.json [--svg OUT.svg] [--table] [--path-lines N]
+  ofl_vm_trace summarize TRACE.json [--svg OUT.svg] [--table] [--path-lines N] [--rank N]
   reads a recorded trace and prints its summary (and, with --table, the instruction table);
-  --svg also draws its timeline. See 'ofl_vm_trace summarize --help'.
+  --svg also draws its timeline; of a merged trace, --rank N picks the rank they show.
+  See 'ofl_vm_trace summarize --help'.
 
 WORKLOADS
 %WORKLOADS%
+
+GLOBAL (several processes)
+  mpiexec -n 4 ofl_vm_trace --workload global --chrome global.json
+  runs a global-tensor program on 4 ranks. Each rank records its own trace; rank 0 gathers
+  them (through global tensors) and writes one Chrome trace with a process per rank ("rank N",
+  its streams as threads), every time moved onto the earliest rank's trace start (steady_clock,
+  which the processes of one host share; clocks of different hosts are not aligned), and for
+  each collective flow arrows (cat "collective") from the rank that arrived last to each rank
+  that waited for it. Collectives are paired across ranks by their op name's "#<seq> over
+  [<ranks>]". Only rank 0 writes files and prints: rank 0's table and summary, then per rank its
+  busy time (non-collective run time plus the collectives' transfers), the time it waited in
+  collectives (per collective: the last rank's start - its own start) and how often it arrived
+  last; summarize prints the same for the file. Without mpiexec it runs as one process and
+  writes an ordinary trace.
 
 OUTPUT
   Without summarize, the workload's results are printed, then one line per instruction (when
@@ -62,8 +80,9 @@ TRACE FORMAT ("ofl-trace-1")
   reads, writes, deps, cross_stream, issue, ready, start, end, allocs, frees (and error), flow
   arrows ("s"/"f", cat "dep") for dependence edges, a counter "memory <device>" with allocated
   and reserved bytes, and pool instants (alloc/free/segment_alloc/segment_free) on a
-  "pool <device>" track. Times are microseconds since the trace started. summarize reads any
-  file of this kind, and any Chrome trace with "X" events.
+  "pool <device>" track. Times are microseconds since the trace started. A merged trace (see
+  GLOBAL) holds a process per rank. summarize reads any file of this kind, and any Chrome trace
+  with "X" events.
 
 ENVIRONMENT
   OFL_TRACE=<path.json>  record a trace of any oneflow_lite program (written at exit), then
@@ -83,6 +102,7 @@ EXAMPLES
   ofl_vm_trace                                   the demo: results, instruction table, summary
   ofl_vm_trace --workload fanout --chrome f.json --svg f.svg
   ofl_vm_trace --workload stress --iters 100000 --chrome s.json
+  mpiexec -n 4 ofl_vm_trace --workload global --chrome g.json && ofl_vm_trace summarize g.json
   OFL_TRACE=my.json ./my_program && ofl_vm_trace summarize my.json --svg my.svg)";
 
 std::string FooterText() {
@@ -143,8 +163,42 @@ void MaybePrintTable(const ofl::vm_trace::TraceModel& model, const TableChoice& 
   }
 }
 
+// The model whose table, summary and timeline are shown: the trace itself, or one rank of a merged
+// trace (*rank < 0: the first; set to the rank chosen).
+const ofl::vm_trace::TraceModel& DetailOf(const ofl::vm_trace::TraceModel& model, int* rank,
+                                          const std::string& source) {
+  if (!model.merged()) {
+    if (*rank > 0) {
+      throw TraceError("--rank " + std::to_string(*rank) + ": " + source +
+                       " is the trace of one process, not a merged trace of several ranks");
+    }
+    *rank = 0;
+    return model;
+  }
+  if (*rank < 0) *rank = model.ranks.front().rank;
+  for (const ofl::vm_trace::RankModel& r : model.ranks) {
+    if (r.rank == *rank) return r.model;
+  }
+  throw TraceError("--rank " + std::to_string(*rank) + ": " + source + " holds ranks " +
+                   std::to_string(model.ranks.front().rank) + " to " +
+                   std::to_string(model.ranks.back().rank));
+}
+
+void PrintRankHeading(const ofl::vm_trace::TraceModel& model, int rank) {
+  if (!model.merged()) return;
+  std::printf(
+      "\n== a merged trace of %zu ranks; up to \"== ranks\" below: rank %d's instructions and "
+      "summary (summarize --rank N shows another's)\n",
+      model.ranks.size(), rank);
+}
+
+void PrintRanks(const ofl::vm_trace::TraceModel& model) {
+  if (!ofl::vm_trace::HasRankSummary(model)) return;
+  ofl::vm_trace::PrintRankSummary(ofl::vm_trace::SummarizeRanks(model), stdout);
+}
+
 int Summarize(const std::string& path, const std::string& svg, const TableChoice& table,
-              size_t max_path_lines) {
+              size_t max_path_lines, int rank) {
   std::unique_ptr<std::ofstream> svg_out;
   if (!svg.empty()) svg_out = OpenOutput(svg, "--svg");
   ofl::vm_trace::TraceModel model;
@@ -157,15 +211,19 @@ int Summarize(const std::string& path, const std::string& svg, const TableChoice
     }
     model = ofl::vm_trace::LoadTrace(path);
   }
+  const ofl::vm_trace::TraceModel& detail = DetailOf(model, &rank, path);
   std::printf("trace %s\n", path.c_str());
+  PrintRankHeading(model, rank);
   TableChoice t = table;
   if (!t.force_on) t.force_off = true;  // summarize prints the table only when asked
-  MaybePrintTable(model, t);
-  ofl::vm_trace::PrintSummary(ofl::vm_trace::Summarize(model), model, stdout, max_path_lines);
+  MaybePrintTable(detail, t);
+  ofl::vm_trace::PrintSummary(ofl::vm_trace::Summarize(detail), detail, stdout, max_path_lines);
+  PrintRanks(model);
   if (svg_out) {
     ofl::vm_trace::SvgOptions options;
     options.title = "oneflow_lite VM trace: " + path;
-    ofl::vm_trace::WriteSvg(model, *svg_out, options);
+    if (model.merged()) options.title += " (rank " + std::to_string(rank) + ")";
+    ofl::vm_trace::WriteSvg(detail, *svg_out, options);
     svg_out->flush();
     if (!*svg_out) throw TraceError("--svg " + svg + ": write error");
     std::printf("\nwrote the SVG timeline to %s (open it in a browser)\n", svg.c_str());
@@ -183,9 +241,20 @@ int RunWorkload(const std::string& workload, const std::string& device_spec, int
     std::fprintf(stderr, "ofl_vm_trace: --device %s: %s\n", device_spec.c_str(), e.what());
     return kExitUsage;
   }
+  // The global workload: every rank records its own trace and rank 0 merges them into one.
+  const bool global = workload == "global";
+  if (global && !device->is_cpu()) {
+    std::fprintf(stderr, "ofl_vm_trace: --device %s: the global workload's placements are on cpu\n",
+                 device_spec.c_str());
+    return kExitUsage;
+  }
+  if (global) ofl::init_distributed();
+  const int rank = global ? ofl::rank() : 0;
+  const bool merge = global && ofl::world_size() > 1;
+  const bool lead = rank == 0;  // only rank 0 writes files and prints
   std::unique_ptr<std::ofstream> chrome_out, svg_out;
-  if (!chrome.empty()) chrome_out = OpenOutput(chrome, "--chrome");
-  if (!svg.empty()) svg_out = OpenOutput(svg, "--svg");
+  if (lead && !chrome.empty()) chrome_out = OpenOutput(chrome, "--chrome");
+  if (lead && !svg.empty()) svg_out = OpenOutput(svg, "--svg");
   try {
     ofl::vm::VirtualMachine::Get().GetStream(*device);
   } catch (const ofl::DeviceError& e) {
@@ -196,7 +265,8 @@ int RunWorkload(const std::string& workload, const std::string& device_spec, int
   ofl::vm_trace::WorkloadOptions options;
   options.device = *device;
   options.iters = iters;
-  ofl::vm_trace::Progress progress("ofl_vm_trace: " + workload, ofl::vm_trace::StderrIsTerminal());
+  ofl::vm_trace::Progress progress("ofl_vm_trace: " + workload,
+                                   lead && ofl::vm_trace::StderrIsTerminal());
   options.progress = [&progress](int64_t done, int64_t total) { progress.Update(done, total); };
 
   ofl::vm_trace::TraceRecorder recorder;
@@ -208,7 +278,20 @@ int RunWorkload(const std::string& workload, const std::string& device_spec, int
     failure = e.what();
   }
   progress.Status("writing the trace");
-  const std::string json = recorder.Stop();
+  std::string json = recorder.Stop();
+  if (merge) {
+    // A collective: every rank takes part, even one whose workload failed.
+    std::vector<ofl::vm_trace::RankTraceText> traces = ofl::vm_trace::GatherRankTraces(
+        {rank, recorder.origin_ns(), ofl::vm_trace::HostName(), std::move(json)});
+    if (!lead) {
+      if (failure.empty()) return kExitOk;
+      std::fprintf(stderr, "ofl_vm_trace: rank %d: workload %s failed: %s\n", rank,
+                   workload.c_str(), failure.c_str());
+      return kExitFailed;
+    }
+    progress.Status("merging the ranks' traces");
+    json = ofl::vm_trace::MergeRankTraces(traces);
+  }
   if (chrome_out) {
     *chrome_out << json;
     chrome_out->flush();
@@ -225,26 +308,34 @@ int RunWorkload(const std::string& workload, const std::string& device_spec, int
   }
   progress.Status("reading the trace back");
   const ofl::vm_trace::TraceModel model = ofl::vm_trace::ParseTrace(json, "the recorded trace");
+  int shown_rank = -1;
+  const ofl::vm_trace::TraceModel& detail = DetailOf(model, &shown_rank, "the recorded trace");
   progress.Clear();
-  MaybePrintTable(model, table);
-  PrintPoolTotals(model.instrs.size());
-  ofl::vm_trace::PrintSummary(ofl::vm_trace::Summarize(model), model, stdout, max_path_lines);
+  PrintRankHeading(model, shown_rank);
+  MaybePrintTable(detail, table);
+  PrintPoolTotals(detail.instrs.size());
+  ofl::vm_trace::PrintSummary(ofl::vm_trace::Summarize(detail), detail, stdout, max_path_lines);
+  PrintRanks(model);
   if (svg_out) {
     ofl::vm_trace::SvgOptions svg_options;
     svg_options.title = "oneflow_lite VM trace: workload " + workload + " on " + device->str();
-    ofl::vm_trace::WriteSvg(model, *svg_out, svg_options);
+    if (merge) svg_options.title += " (rank 0)";
+    ofl::vm_trace::WriteSvg(detail, *svg_out, svg_options);
     svg_out->flush();
     if (!*svg_out) throw TraceError("--svg " + svg + ": write error");
   }
   if (chrome_out) {
     std::printf(
-        "\nwrote the trace to %s (open it in https://ui.perfetto.dev or chrome://tracing)\n",
-        chrome.c_str());
+        "\nwrote the trace to %s (open it in https://ui.perfetto.dev or chrome://tracing)%s\n",
+        chrome.c_str(), merge ? ": one process per rank" : "");
   }
   if (!env_path.empty() && env_path != chrome) {
     std::printf("\nwrote the trace to %s (OFL_TRACE)\n", env_path.c_str());
   }
-  if (svg_out) std::printf("wrote the SVG timeline to %s (open it in a browser)\n", svg.c_str());
+  if (svg_out) {
+    std::printf("wrote the SVG timeline to %s (open it in a browser)%s\n", svg.c_str(),
+                merge ? ": rank 0's" : "");
+  }
   if (!failure.empty()) {
     std::fflush(stdout);
     std::fprintf(stderr, "ofl_vm_trace: workload %s failed: %s\n", workload.c_str(),
@@ -326,6 +417,13 @@ int main(int argc, char** argv) {
   summarize->add_option("--svg", summarize_svg, "also write its SVG timeline")
       ->type_name("OUT.svg");
   summarize->add_flag("--table", table.force_on, "also print the instruction table");
+  int summarize_rank = -1;
+  summarize
+      ->add_option("--rank", summarize_rank,
+                   "of a merged trace (--workload global under mpiexec): the rank whose "
+                   "instructions, summary and timeline are shown (default: the first)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
   summarize->fallthrough();  // --path-lines (and misplaced workload flags, refused below)
   app.require_subcommand(0, 1);
 
@@ -347,7 +445,7 @@ int main(int argc, char** argv) {
         }
       }
       return Summarize(trace_path, summarize_svg.empty() ? svg : summarize_svg, table,
-                       max_path_lines);
+                       max_path_lines, summarize_rank);
     }
     return RunWorkload(workload, device, iters, chrome, svg, table, max_path_lines);
   } catch (const TraceError& e) {

@@ -260,6 +260,62 @@ void RunStress(const WorkloadOptions& o, int64_t iters) {
   }
 }
 
+// A global program over every rank of the world (one process without mpiexec): x, logical
+// (2n,1,3) split on dim 0, goes through S(0)->B (an all-gather), expand, B->S(1) (a local slice),
+// expand_backward (a split on the summed dim: a partial sum), P->B (an all-reduce), repeat, B->S(0)
+// and repeat_backward; every round multiplies by 4 * 4 = 16 and every 4 rounds it starts again
+// from x (floats stay exact). Every rank checks the result; rank 0 prints.
+void RunGlobal(const WorkloadOptions& o, int64_t rounds) {
+  if (!o.device.is_cpu()) {
+    throw InvalidArgument(
+        "ofl_vm_trace: workload global: placements are on cpu only, got --device " +
+        o.device.str());
+  }
+  init_distributed();
+  const int n = world_size();
+  const int me = rank();
+  std::vector<int> all(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) all[static_cast<size_t>(r)] = r;
+  const Placement world("cpu", all);
+  const Shape shape({2 * int64_t{n}, 1, 3});
+  std::vector<float> shard;  // rows 2*me and 2*me + 1 of the logical 1, 2, 3, ...
+  for (int64_t k = 0; k < 6; ++k) shard.push_back(static_cast<float>(6 * me + k + 1));
+  const Tensor x = tensor(shard, Shape({2, 1, 3}), Device("cpu")).to_global(world, Sbp::split(0));
+  Tensor acc = x;
+  int64_t since_reset = 0;
+  for (int64_t i = 0; i < rounds; ++i) {
+    if (i % 4 == 0) {
+      acc = x;
+      since_reset = 0;
+    }
+    const Tensor wide = acc.to_global(world, Sbp::broadcast()).expand({2 * int64_t{n}, 4, 3});
+    const Tensor sum = expand_backward(wide.to_global(world, Sbp::split(1)), shape);
+    const Tensor tiled = sum.to_global(world, Sbp::broadcast()).repeat({1, 2, 2});
+    acc = repeat_backward(tiled.to_global(world, Sbp::split(0)), shape, {1, 2, 2});
+    ++since_reset;
+    Report(o, i + 1, rounds);
+  }
+  const std::vector<float> got = acc.to_vector<float>();
+  const double factor = std::pow(16.0, static_cast<double>(since_reset));
+  Check(got.size() == static_cast<size_t>(6 * n), "global",
+        std::to_string(got.size()) + " values, expected " + std::to_string(6 * n));
+  for (size_t k = 0; k < got.size(); ++k) {
+    const double want = static_cast<double>(k + 1) * factor;
+    Check(got[k] == static_cast<float>(want), "global",
+          "element " + std::to_string(k) + " is " + std::to_string(got[k]) + ", expected " +
+              std::to_string(want));
+  }
+  sync();
+  if (o.out != nullptr && me == 0) {
+    std::fprintf(o.out,
+                 "global: %d rank(s), %lld rounds of S(0)->B (all-gather), expand, B->S(1), "
+                 "expand_backward (partial sum), P->B (all-reduce), repeat, B->S(0), "
+                 "repeat_backward; logical %s result = x * 16^%lld, checked on every rank\n",
+                 n, static_cast<long long>(rounds), shape.str().c_str(),
+                 static_cast<long long>(since_reset));
+  }
+}
+
 }  // namespace
 
 const std::vector<WorkloadInfo>& Workloads() {
@@ -273,6 +329,9 @@ const std::vector<WorkloadInfo>& Workloads() {
        "copies per stream"},
       {"stress", "many tiny ops: repeat + expand + contiguous of a 4-element tensor", 5000,
        "iterations, 2 ops each"},
+      {"global",
+       "global tensors over mpiexec's ranks: boxing, expand, repeat, backward (see GLOBAL)", 8,
+       "rounds, 2 collectives each"},
   };
   return kWorkloads;
 }
@@ -305,6 +364,8 @@ void RunWorkload(const std::string& name, const WorkloadOptions& options) {
     RunChain(options, iters);
   } else if (name == "fanout") {
     RunFanout(options, iters);
+  } else if (name == "global") {
+    RunGlobal(options, iters);
   } else {
     RunStress(options, iters);
   }

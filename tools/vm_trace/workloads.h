@@ -1,6 +1,7 @@
 // The tool's built-in workloads: small programs that exercise one side of the VM each, so that
 // their traces show it (views and pool reuse, tensors dying in a chain, cross-stream fan-out with
-// ReleaseTensor, the per-op overhead of many tiny ops).
+// ReleaseTensor, the per-op overhead of many tiny ops, collectives between the ranks of a global
+// program).
 #pragma once
 
 #include <cstdint>
