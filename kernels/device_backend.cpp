@@ -1,5 +1,6 @@
 #include "kernels/device_backend.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstdlib>
@@ -10,6 +11,9 @@
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/kernel.h"
 #include "kernels/sim/sim_backend.h"
+#ifdef OFL_WITH_CUDA
+#include "kernels/cuda/cuda_backend.h"
+#endif
 
 namespace ofl {
 
@@ -60,6 +64,17 @@ DeviceBackend* TryGetBackend(DeviceType type) {
     });
     b = t.by_type[v].load(std::memory_order_acquire);
   }
+#ifdef OFL_WITH_CUDA
+  // Made on first use too: a program that never names "cuda" never calls the CUDA runtime.
+  if (b == nullptr && type == DeviceType::kCUDA) {
+    static std::once_flag cuda_once;
+    std::call_once(cuda_once, [] {
+      cuda::RegisterCudaKernels();
+      Install(DeviceType::kCUDA, std::make_shared<cuda::CudaBackend>());
+    });
+    b = t.by_type[v].load(std::memory_order_acquire);
+  }
+#endif
   return b;
 }
 
@@ -68,8 +83,8 @@ DeviceBackend* GetBackend(DeviceType type) {
   if (b == nullptr) {
     if (type == DeviceType::kCUDA) {
       throw DeviceError(
-          "cuda: this build of oneflow_lite has no CUDA backend registered, or no CUDA device is "
-          "present; use Device(\"cpu\") or Device(\"sim:0\")");
+          "cuda: this oneflow_lite was built without CUDA (OFL_WITH_CUDA=OFF, or no nvcc when it "
+          "was built); use Device(\"cpu\") or Device(\"sim:0\")");
     }
     throw DeviceError(to_string(type) +
                       ": no device backend is registered for this device type (register one "
@@ -79,6 +94,35 @@ DeviceBackend* GetBackend(DeviceType type) {
 }
 
 }  // namespace kernels
+
+int device_count(DeviceType type) {
+  DeviceBackend* b = kernels::TryGetBackend(type);
+  if (b == nullptr) return 0;
+  try {
+    return std::max(0, b->device_count());
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+std::string device_unavailable_reason(DeviceType type) {
+  DeviceBackend* b = kernels::TryGetBackend(type);
+  if (b == nullptr) {
+    try {
+      kernels::GetBackend(type);
+    } catch (const DeviceError& e) {
+      return e.what();
+    }
+    return to_string(type) + ": no device backend is registered for this device type";
+  }
+  try {
+    if (b->device_count() > 0) return {};
+    const std::string reason = b->unavailable_reason();
+    return reason.empty() ? to_string(type) + ": no device of this type is present" : reason;
+  } catch (const std::exception& e) {
+    return to_string(type) + ": device_count() failed: " + e.what();
+  }
+}
 
 void register_device_backend(const std::string& type, std::shared_ptr<DeviceBackend> backend) {
   if (!backend) {

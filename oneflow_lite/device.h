@@ -44,6 +44,15 @@ class Device {
 // "unknown device type N".
 std::string to_string(DeviceType type);
 
+// How many devices of `type` this process can use (torch.cuda.device_count()): 1 for cpu; 0 when
+// the type has no backend in this build (cuda built without CUDA) or none is present. Errors of
+// the backend's probe count as 0 too, and device_unavailable_reason says why.
+int device_count(DeviceType type);
+// Why device_count(type) is 0, in the backend's words ("no CUDA device is available: CUDA driver
+// version is insufficient for CUDA runtime version (...)", "this oneflow_lite was built without
+// CUDA ..."); empty when devices are present.
+std::string device_unavailable_reason(DeviceType type);
+
 // The device type registered under `name`; false when there is none.
 bool find_device_type(std::string_view name, DeviceType* type);
 

@@ -95,6 +95,12 @@ class DeviceBackend {
   // Whether the host may read and write device pointers directly (the CPU). When false, every host
   // transfer stages through allocate_host() and copy_async().
   virtual bool host_accessible() const { return false; }
+  // Why device_count() is 0 ("no CUDA device is available: <the driver's reason>"): the error an
+  // op on a device of this type then throws. Empty: the VM's generic "no such device" message.
+  virtual std::string unavailable_reason() { return {}; }
+  // The device's own view of its memory for an out-of-memory message ("device free 1.2 GiB of
+  // 80 GiB"); empty when the backend cannot tell.
+  virtual std::string memory_info(int index) { return {}; }
 };
 
 // Registers (or replaces, before any device of the type was used) the backend of a device type.

@@ -88,7 +88,7 @@ sanitizer_stage() {
     tsan) san="thread" ;;
   esac
   cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" "-DOFL_SANITIZE=$san" -DOFL_WITH_MPI=OFF \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" "-DOFL_SANITIZE=$san" -DOFL_WITH_MPI=OFF -DOFL_WITH_CUDA=OFF \
     -DOFL_BUILD_TESTS=ON -DOFL_BUILD_TOOLS=OFF >/dev/null || return
   cmake --build "$dir" -j "$jobs" --target ofl_test_vm ofl_test_functional ofl_test_kernels || return
   bash "$root/tests/sanitizers/run_suites.sh" "$kind" "$dir"
@@ -98,7 +98,7 @@ sanitizer_stage() {
 fuzz_stage() {
   local dir="$build_dir-fuzz"
   CC=clang CXX=clang++ cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" "-DOFL_SANITIZE=address;undefined" -DOFL_WITH_MPI=OFF \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" "-DOFL_SANITIZE=address;undefined" -DOFL_WITH_MPI=OFF -DOFL_WITH_CUDA=OFF \
     -DOFL_BUILD_FUZZERS=ON -DOFL_BUILD_TESTS=OFF -DOFL_BUILD_TOOLS=OFF >/dev/null || return
   cmake --build "$dir" -j "$jobs" || return
   # A fixed seed makes the CI run explore the same inputs every time (a new finding reproduces, and

@@ -31,6 +31,11 @@ CachingAllocator* VirtualMachine::GetAllocator(const Device& device) {
         pools_.erase(device.str());
         throw DeviceError(device.str() + ": device_count() failed: " + e.what());
       }
+      if (count == 0) {
+        pools_.erase(device.str());
+        const std::string reason = backend->unavailable_reason();
+        if (!reason.empty()) throw DeviceError(device.str() + ": " + reason);
+      }
       if (device.index() >= count) {
         pools_.erase(device.str());
         throw DeviceError(device.str() + ": no such device: device type " +

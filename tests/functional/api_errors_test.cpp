@@ -150,10 +150,14 @@ TEST(ApiErrorsTest, ViewOpArgumentsAreCheckedAtTheCall) {
 }
 
 TEST(ApiErrorsTest, CudaDeviceIsADeviceErrorInThisBuild) {
-  // This build has no CUDA: every use of a CUDA device fails at the call with DeviceError.
+  // No GPU here (or no CUDA in this build): every use of a CUDA device fails at the call with
+  // DeviceError naming the device and the reason.
+  if (ofl::device_count(DeviceType::kCUDA) > 0) GTEST_SKIP() << "a GPU is present";
+  const std::string reason = ofl::device_unavailable_reason(DeviceType::kCUDA);
+  ASSERT_FALSE(reason.empty());
   std::vector<float> data = {1, 2};
   ExpectThrowWith<DeviceError>([] { ofl::empty(Shape({2}), DType::kFloat32, Device("cuda")); },
-                               {"cuda:0"});
+                               {"cuda:0", reason.substr(0, 30).c_str()});
   ExpectThrowWith<DeviceError>(
       [&] { ofl::from_host(data.data(), Shape({2}), DType::kFloat32, Device("cuda:1")); },
       {"cuda:1"});

@@ -427,6 +427,8 @@ struct CachingAllocator::Impl {
       msg += std::to_string(stats.pending_free_bytes) + " bytes pending free, ";
     }
     msg += limit > 0 ? "limit " + std::to_string(limit) + " bytes" : std::string("no limit");
+    const std::string device_view = backend->MemoryInfo();
+    if (!device_view.empty()) msg += ", " + device_view;
     msg += suffix;
     throw OutOfMemory(msg);
   }

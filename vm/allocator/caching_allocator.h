@@ -26,6 +26,8 @@ class AllocatorBackend {
   virtual ~AllocatorBackend() = default;
   virtual void* Allocate(size_t bytes) = 0;
   virtual void Free(void* ptr, size_t bytes) = 0;
+  // Appended to out-of-memory messages (the device's free/total memory); empty for nothing.
+  virtual std::string MemoryInfo() { return {}; }
 };
 
 // Page-aligned host memory from the C library.
@@ -44,6 +46,7 @@ class DeviceMemoryBackend : public AllocatorBackend {
   DeviceMemoryBackend(DeviceBackend* backend, int index) : backend_(backend), index_(index) {}
   void* Allocate(size_t bytes) override { return backend_->allocate(index_, bytes); }
   void Free(void* ptr, size_t bytes) override { backend_->deallocate(index_, ptr, bytes); }
+  std::string MemoryInfo() override { return backend_->memory_info(index_); }
 
  private:
   DeviceBackend* backend_;

@@ -1,0 +1,222 @@
+// The CUDA "copy" and "repeat" kernels and the copy engine they share (launch.h). Element types
+// only matter through their size here, so each kernel is instantiated for 1, 2, 4 and 8 bytes.
+#include <cuda_runtime.h>
+
+#include <mutex>
+#include <vector>
+
+#include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/launch.h"
+#include "kernels/kernel.h"
+#include "kernels/offset_calc.h"
+#include "oneflow_lite/error.h"
+
+namespace ofl::kernels::cuda {
+namespace {
+
+template <int kBytes>
+struct Word;
+template <>
+struct Word<1> {
+  using type = uint8_t;
+};
+template <>
+struct Word<2> {
+  using type = uint16_t;
+};
+template <>
+struct Word<4> {
+  using type = uint32_t;
+};
+template <>
+struct Word<8> {
+  using type = uint64_t;
+};
+
+struct alignas(16) Vec16 {
+  uint4 v;
+};
+
+// out[offset0(i)] = in[offset1(i)] for every i < n.
+template <class T, class Index>
+__global__ void CopyElements(T* __restrict__ out, const T* __restrict__ in, Index n,
+                             OffsetCalc<2, Index> calc) {
+  for (Index i = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<Index>(blockDim.x) * gridDim.x) {
+    Index off[2];
+    calc.Get(i, off);
+    out[off[0]] = in[off[1]];
+  }
+}
+
+// Vector v covers elements [v * kPer, (v + 1) * kPer) of a row of `inner` elements (inner is a
+// multiple of kPer); `outer` locates the row's start in both operands. The output's inner stride
+// is 1; the input's is 1 (kBroadcast false) or 0 (true: one value fills the vector).
+template <class T, class Index, bool kBroadcast>
+__global__ void CopyVectors(T* __restrict__ out, const T* __restrict__ in, Index num_vectors,
+                            DivmodT<Index> row_div, OffsetCalc<2, Index> outer) {
+  constexpr int kPer = 16 / sizeof(T);
+  for (Index v = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; v < num_vectors;
+       v += static_cast<Index>(blockDim.x) * gridDim.x) {
+    Index row, col;
+    row_div.DivMod(v * kPer, &row, &col);
+    Index off[2];
+    outer.Get(row, off);
+    Vec16 value;
+    if constexpr (kBroadcast) {
+      T lanes[kPer];
+      const T x = in[off[1]];
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) lanes[k] = x;
+      value = *reinterpret_cast<const Vec16*>(lanes);
+    } else {
+      value = *reinterpret_cast<const Vec16*>(in + off[1] + col);
+    }
+    *reinterpret_cast<Vec16*>(out + off[0] + col) = value;
+  }
+}
+
+template <class T, class Index>
+void Launch(const LoopDims<2>& d, void* out_ptr, const void* in_ptr, cudaStream_t stream,
+            int device, const char* kernel) {
+  T* out = static_cast<T*>(out_ptr);
+  const T* in = static_cast<const T*>(in_ptr);
+  const Index n = static_cast<Index>(NumElements(d));
+  constexpr int kPer = 16 / sizeof(T);
+  const int last = d.ndim - 1;
+  const int64_t inner = d.size[last];
+  const bool out_unit = d.stride[0][last] == 1;
+  const int64_t in_inner = d.stride[1][last];
+  bool vector = kPer > 1 && out_unit && (in_inner == 1 || in_inner == 0) && inner % kPer == 0 &&
+                reinterpret_cast<uintptr_t>(out) % 16 == 0;
+  for (int i = 0; vector && i < last; ++i) vector = d.stride[0][i] % kPer == 0;
+  if (vector && in_inner == 1) {
+    vector = reinterpret_cast<uintptr_t>(in) % 16 == 0;
+    for (int i = 0; vector && i < last; ++i) vector = d.stride[1][i] % kPer == 0;
+  }
+  if (vector) {
+    const Index num_vectors = n / kPer;
+    const DivmodT<Index> row_div(static_cast<Index>(inner));
+    const OffsetCalc<2, Index> outer(d, last);
+    const unsigned grid = GridFor(num_vectors, device);
+    if (in_inner == 0) {
+      CopyVectors<T, Index, true>
+          <<<grid, kThreads, 0, stream>>>(out, in, num_vectors, row_div, outer);
+    } else {
+      CopyVectors<T, Index, false>
+          <<<grid, kThreads, 0, stream>>>(out, in, num_vectors, row_div, outer);
+    }
+  } else {
+    CopyElements<T, Index>
+        <<<GridFor(n, device), kThreads, 0, stream>>>(out, in, n, OffsetCalc<2, Index>(d, d.ndim));
+  }
+  CheckLaunch(Where(kernel, device));
+}
+
+template <class T>
+void LaunchSized(const LoopDims<2>& d, void* out, const void* in, cudaStream_t stream, int device,
+                 const char* kernel) {
+  if (FitsIn32Bits(d)) {
+    Launch<T, uint32_t>(d, out, in, stream, device, kernel);
+  } else {
+    Launch<T, uint64_t>(d, out, in, stream, device, kernel);
+  }
+}
+
+std::vector<int64_t> Vec(const Shape& s) { return std::vector<int64_t>(s.begin(), s.end()); }
+
+}  // namespace
+
+unsigned GridFor(int64_t work, int device_index) {
+  static std::once_flag once;
+  static std::vector<int> sms;
+  std::call_once(once, [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+      (void)cudaGetLastError();
+      n = 0;
+    }
+    sms.assign(static_cast<size_t>(n), 0);
+    for (int i = 0; i < n; ++i) {
+      if (cudaDeviceGetAttribute(&sms[i], cudaDevAttrMultiProcessorCount, i) != cudaSuccess) {
+        (void)cudaGetLastError();
+        sms[i] = 0;
+      }
+    }
+  });
+  const int sm =
+      device_index >= 0 && device_index < static_cast<int>(sms.size()) && sms[device_index] > 0
+          ? sms[device_index]
+          : 80;
+  // 8 blocks of 256 threads per SM keep 2048 threads resident per SM (the H100's limit); more
+  // blocks only add scheduling, so the grid-stride loop covers the rest.
+  const int64_t cap = int64_t{sm} * 8;
+  const int64_t need = (work + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(need < 1 ? 1 : (need < cap ? need : cap));
+}
+
+std::string Where(const char* kernel, int device_index) {
+  return std::string(kernel) + " kernel on cuda:" + std::to_string(device_index);
+}
+
+void LaunchCopy(const LoopDims<2>& d, void* out, const void* in, int element_size,
+                cudaStream_t stream, int device, const char* kernel) {
+  const int64_t n = NumElements(d);
+  if (n == 0) return;
+  if (d.ndim == 0 || (d.ndim == 1 && d.stride[0][0] == 1 && d.stride[1][0] == 1)) {
+    Check(cudaMemcpyAsync(out, in, static_cast<size_t>(n) * element_size, cudaMemcpyDeviceToDevice,
+                          stream),
+          "cudaMemcpyAsync", Where(kernel, device));
+    return;
+  }
+  switch (element_size) {
+    case 1:
+      return LaunchSized<Word<1>::type>(d, out, in, stream, device, kernel);
+    case 2:
+      return LaunchSized<Word<2>::type>(d, out, in, stream, device, kernel);
+    case 4:
+      return LaunchSized<Word<4>::type>(d, out, in, stream, device, kernel);
+    case 8:
+      return LaunchSized<Word<8>::type>(d, out, in, stream, device, kernel);
+    default:
+      throw InvalidArgument(Where(kernel, device) + ": element size " +
+                            std::to_string(element_size) + " is not supported");
+  }
+}
+
+void CopyKernel(const KernelContext& ctx) {
+  const TensorArg& in = ctx.inputs.at(0);
+  const TensorArg& out = ctx.outputs.at(0);
+  if (out.shape.numel() == 0) return;
+  const std::vector<int64_t> size = Vec(out.shape), os = Vec(out.stride), is = Vec(in.stride);
+  LoopDims<2> d;
+  CopyLoopDims(&d, out.shape.ndim(), size.data(), os.data(), is.data());
+  LaunchCopy(d, out.data, in.data, static_cast<int>(element_size(out.dtype)),
+             static_cast<cudaStream_t>(ctx.stream), ctx.device_index, "copy");
+}
+
+void RepeatKernel(const KernelContext& ctx) {
+  const TensorArg& in = ctx.inputs.at(0);
+  const TensorArg& out = ctx.outputs.at(0);
+  if (out.shape.numel() == 0) return;
+  const std::vector<int64_t> in_size = Vec(in.shape), in_stride = Vec(in.stride);
+  const int out_ndim = out.shape.ndim();
+  if (static_cast<int>(ctx.attrs.size()) != out_ndim || in.shape.ndim() > out_ndim) {
+    throw InvalidArgument(Where("repeat", ctx.device_index) + ": " +
+                          std::to_string(ctx.attrs.size()) + " repeat counts for an output of " +
+                          std::to_string(out_ndim) + " dim(s) and an input of " +
+                          std::to_string(in.shape.ndim()));
+  }
+  LoopDims<2> d;
+  if (!RepeatLoopDims(&d, in.shape.ndim(), in_size.data(), in_stride.data(), out_ndim,
+                      ctx.attrs.data())) {
+    throw InvalidArgument(Where("repeat", ctx.device_index) +
+                          ": more than 12 dims both repeated and tiled at once are not supported "
+                          "on CUDA; repeat in two steps");
+  }
+  LaunchCopy(d, out.data, in.data, static_cast<int>(element_size(out.dtype)),
+             static_cast<cudaStream_t>(ctx.stream), ctx.device_index, "repeat");
+}
+
+}  // namespace ofl::kernels::cuda

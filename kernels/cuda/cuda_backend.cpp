@@ -1,0 +1,159 @@
+#include "kernels/cuda/cuda_backend.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+
+#include "kernels/cuda/cuda_check.h"
+
+namespace ofl::kernels::cuda {
+namespace {
+
+cudaStream_t AsStream(NativeStream s) { return static_cast<cudaStream_t>(s); }
+cudaEvent_t AsEvent(NativeEvent e) { return static_cast<cudaEvent_t>(e); }
+
+std::string GiB(size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f GiB", static_cast<double>(bytes) / (1 << 30));
+  return buf;
+}
+
+}  // namespace
+
+void CudaBackend::Probe() {
+  std::call_once(probed_, [this] {
+    int n = 0;
+    const cudaError_t err = cudaGetDeviceCount(&n);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();
+      count_ = 0;
+      reason_ = std::string("no CUDA device is available: ") + cudaGetErrorString(err) + " (" +
+                cudaGetErrorName(err) + " from cudaGetDeviceCount)";
+    } else if (n == 0) {
+      reason_ = "no CUDA device is available: cudaGetDeviceCount found none";
+    }
+    if (err == cudaSuccess) count_ = n;
+  });
+}
+
+int CudaBackend::device_count() {
+  Probe();
+  return count_;
+}
+
+std::string CudaBackend::unavailable_reason() {
+  Probe();
+  return reason_;
+}
+
+void CudaBackend::set_device(int index) {
+  Check(cudaSetDevice(index), "cudaSetDevice", "cuda:" + std::to_string(index));
+}
+
+void* CudaBackend::allocate(int index, size_t bytes) {
+  DeviceGuard guard(index);
+  void* p = nullptr;
+  const cudaError_t err = cudaMalloc(&p, bytes);
+  if (err == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();  // the pool empties its cache and retries, then reports
+    return nullptr;
+  }
+  Check(err, "cudaMalloc",
+        "cuda:" + std::to_string(index) + ", " + std::to_string(bytes) + " bytes");
+  return p;
+}
+
+void CudaBackend::deallocate(int index, void* ptr, size_t /*bytes*/) {
+  DeviceGuard guard(index);
+  Check(cudaFree(ptr), "cudaFree", "cuda:" + std::to_string(index));
+}
+
+void* CudaBackend::allocate_host(size_t bytes) {
+  void* p = nullptr;
+  const cudaError_t err = cudaHostAlloc(&p, bytes == 0 ? 1 : bytes, cudaHostAllocPortable);
+  if (err == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  Check(err, "cudaHostAlloc", std::to_string(bytes) + " bytes of pinned staging memory");
+  return p;
+}
+
+void CudaBackend::deallocate_host(void* ptr, size_t /*bytes*/) {
+  Check(cudaFreeHost(ptr), "cudaFreeHost");
+}
+
+NativeStream CudaBackend::create_stream(int index) {
+  DeviceGuard guard(index);
+  cudaStream_t s = nullptr;
+  Check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags",
+        "cuda:" + std::to_string(index));
+  return s;
+}
+
+void CudaBackend::destroy_stream(int index, NativeStream stream) {
+  DeviceGuard guard(index);
+  Check(cudaStreamDestroy(AsStream(stream)), "cudaStreamDestroy", "cuda:" + std::to_string(index));
+}
+
+NativeEvent CudaBackend::create_event(int index) {
+  DeviceGuard guard(index);
+  cudaEvent_t e = nullptr;
+  Check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreateWithFlags",
+        "cuda:" + std::to_string(index));
+  return e;
+}
+
+void CudaBackend::destroy_event(int index, NativeEvent event) {
+  DeviceGuard guard(index);
+  Check(cudaEventDestroy(AsEvent(event)), "cudaEventDestroy", "cuda:" + std::to_string(index));
+}
+
+void CudaBackend::record_event(NativeEvent event, NativeStream stream) {
+  Check(cudaEventRecord(AsEvent(event), AsStream(stream)), "cudaEventRecord");
+}
+
+bool CudaBackend::query_event(NativeEvent event) {
+  const cudaError_t err = cudaEventQuery(AsEvent(event));
+  if (err == cudaSuccess) return true;
+  if (err == cudaErrorNotReady) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  ThrowCudaError(err, "cudaEventQuery", "the completion of the work before this event");
+}
+
+void CudaBackend::synchronize_event(NativeEvent event) {
+  Check(cudaEventSynchronize(AsEvent(event)), "cudaEventSynchronize");
+}
+
+void CudaBackend::stream_wait_event(NativeStream stream, NativeEvent event) {
+  Check(cudaStreamWaitEvent(AsStream(stream), AsEvent(event), 0), "cudaStreamWaitEvent");
+}
+
+void CudaBackend::copy_async(void* dst, const void* src, size_t bytes, CopyKind kind,
+                             NativeStream stream) {
+  if (bytes == 0) return;
+  const cudaMemcpyKind k = kind == CopyKind::kHostToDevice   ? cudaMemcpyHostToDevice
+                           : kind == CopyKind::kDeviceToHost ? cudaMemcpyDeviceToHost
+                                                             : cudaMemcpyDefault;
+  Check(cudaMemcpyAsync(dst, src, bytes, k, AsStream(stream)), "cudaMemcpyAsync",
+        std::to_string(bytes) + " bytes");
+}
+
+std::string CudaBackend::memory_info(int index) {
+  size_t free_bytes = 0;
+  size_t total = 0;
+  try {
+    DeviceGuard guard(index);
+    if (cudaMemGetInfo(&free_bytes, &total) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return {};
+    }
+  } catch (const std::exception&) {
+    return {};
+  }
+  return "device free " + GiB(free_bytes) + " of " + GiB(total) + " (cudaMemGetInfo)";
+}
+
+}  // namespace ofl::kernels::cuda

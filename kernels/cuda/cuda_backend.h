@@ -1,0 +1,54 @@
+// The CUDA backend of the device interface (oneflow_lite/extension.h): memory from cudaMalloc (the
+// VM's caching pool splits it), pinned staging memory from cudaHostAlloc, non-blocking streams per
+// device and role, events without timing (the VM's streams pool and reuse them), and copies with
+// cudaMemcpyAsync (device to device across GPUs goes through unified addressing: a peer copy when
+// peer access is possible, staged by the driver otherwise).
+//
+// Without a usable GPU (no device, no driver) device_count() is 0 and unavailable_reason() says
+// why in CUDA's words, so every op on "cuda" throws DeviceError with that reason.
+#pragma once
+
+#include <mutex>
+#include <string>
+
+#include "oneflow_lite/extension.h"
+
+namespace ofl::kernels::cuda {
+
+class CudaBackend final : public DeviceBackend {
+ public:
+  int device_count() override;
+  std::string unavailable_reason() override;
+  void set_device(int index) override;
+  void* allocate(int index, size_t bytes) override;
+  void deallocate(int index, void* ptr, size_t bytes) override;
+  void* allocate_host(size_t bytes) override;
+  void deallocate_host(void* ptr, size_t bytes) override;
+  NativeStream create_stream(int index) override;
+  void destroy_stream(int index, NativeStream stream) override;
+  NativeEvent create_event(int index) override;
+  void destroy_event(int index, NativeEvent event) override;
+  void record_event(NativeEvent event, NativeStream stream) override;
+  bool query_event(NativeEvent event) override;
+  void synchronize_event(NativeEvent event) override;
+  void stream_wait_event(NativeStream stream, NativeEvent event) override;
+  void copy_async(void* dst, const void* src, size_t bytes, CopyKind kind,
+                  NativeStream stream) override;
+  std::string memory_info(int index) override;
+
+ private:
+  void Probe();
+  std::once_flag probed_;
+  int count_ = 0;
+  std::string reason_;
+};
+
+// The CUDA kernels (kernels/cuda/*.cu), registered by RegisterCudaKernels for "copy", "repeat",
+// "reduce_sum_to" and "empty".
+void CopyKernel(const KernelContext& ctx);
+void RepeatKernel(const KernelContext& ctx);
+void ReduceSumToKernel(const KernelContext& ctx);
+void EmptyKernel(const KernelContext& ctx);
+void RegisterCudaKernels();
+
+}  // namespace ofl::kernels::cuda
