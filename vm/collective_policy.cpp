@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "vm/log.h"
+#include "vm/stream.h"
 #include "vm/virtual_machine.h"
 
 namespace ofl::vm {
@@ -20,7 +21,7 @@ CollectivePolicy::CollectivePolicy(std::string op_name, kernels::collective::Col
   for (const BlobArg& a : outputs_) writes_.push_back(a.blob);
 }
 
-void CollectivePolicy::Compute(Instruction*) {
+void CollectivePolicy::Compute(Instruction* instr) {
   VmErrorPtr poisoned;
   std::vector<kernels::TensorArg> in, out;
   std::vector<std::vector<char>> scratch;  // stands in for inputs whose producer never allocated
@@ -39,7 +40,7 @@ void CollectivePolicy::Compute(Instruction*) {
     const kernels::collective::WatchedCollective watched(
         id_, VirtualMachine::Get().wait_timeout(),
         [](const std::string& report) { Logger().warn("{}", report); });
-    run_(in, out);
+    run_(in, out, instr->stream()->native());
   }
   if (poisoned) {
     for (const BlobArg& a : outputs_) a.blob->set_error(poisoned);

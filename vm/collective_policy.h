@@ -24,8 +24,11 @@ class CollectivePolicy final : public InstructionPolicy {
   // `run` gets the resolved inputs and outputs (host pointers) and makes the blocking calls; while
   // it runs, the collective watchdog watches `id` (kernels/collective/watchdog.h) with the VM's
   // hang timeout and logs its report as a warning.
-  using Run = std::function<void(const std::vector<kernels::TensorArg>& inputs,
-                                 const std::vector<kernels::TensorArg>& outputs)>;
+  // `stream` is the native stream of the instruction's stream: an asynchronous device (NCCL on a
+  // GPU) enqueues there and returns; MPI ignores it and blocks.
+  using Run =
+      std::function<void(const std::vector<kernels::TensorArg>& inputs,
+                         const std::vector<kernels::TensorArg>& outputs, NativeStream stream)>;
   CollectivePolicy(std::string op_name, kernels::collective::CollectiveId id,
                    std::vector<BlobArg> inputs, std::vector<BlobArg> outputs, Run run);
   const char* policy_name() const override { return "Collective"; }

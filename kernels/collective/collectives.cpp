@@ -17,6 +17,7 @@
 #include <mpi.h>
 #endif
 
+#include "kernels/collective/nccl_collectives.h"
 #include "kernels/collective/watchdog.h"
 #include "oneflow_lite/error.h"
 
@@ -332,6 +333,7 @@ void FinalizeProcessGroup() {
   MPI_Finalized(&finalized);
   if (initialized && !finalized) {  // best effort: ofl::shutdown does not throw
     StopWatchdog();
+    FinalizeNccl();  // its communicators before MPI, which handed them their ids
     for (auto& entry : s.comms) {
       if (entry.second->comm != MPI_COMM_NULL) MPI_Comm_free(&entry.second->comm);
     }

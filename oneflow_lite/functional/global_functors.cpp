@@ -1,8 +1,9 @@
 // Global tensors: init_distributed, to_global / to_local, global empty, and boxing (SBP
 // conversions). Boxing is built from local ops (permute, contiguous, narrow) and collectives issued
 // as VM instructions on the collective stream (vm/collective_policy.h), which runs them in issue
-// order; the SBP arithmetic is in ops/sbp_rules.h. Placements are cpu placements (MPI moves host
-// memory).
+// order; the SBP arithmetic is in ops/sbp_rules.h. cpu placements move host memory with MPI; cuda
+// placements move device memory with NCCL on the GPU's collective stream (each rank uses the GPU
+// of its node-local rank), and their metadata (the shape exchange) still goes over MPI.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "kernels/collective/collectives.h"
+#include "kernels/collective/nccl_collectives.h"
 #include "oneflow_lite/distributed.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
@@ -39,11 +41,37 @@ const Device& Host() {
   return host;
 }
 
+bool OnCuda(const Placement& p) { return p.device_type() == "cuda"; }
+
+// The device this rank's shards of `p` live on: cpu:0, or for a cuda placement the GPU of this
+// rank's node-local index (OMPI_COMM_WORLD_LOCAL_RANK; the world rank without it) modulo the GPUs
+// present.
+Device PlacementDevice(const Placement& p) {
+  if (!OnCuda(p)) return Host();
+  static const int index = [] {
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    const int r = local != nullptr ? std::atoi(local) : coll::WorldRank();
+    const int n = device_count(DeviceType::kCUDA);
+    return n > 0 ? r % n : 0;
+  }();
+  return Device(DeviceType::kCUDA, index);
+}
+
 void CheckPlacement(const char* op, const Placement& p) {
-  if (p.device_type() != "cpu") {
+  if (OnCuda(p)) {
+    if (!coll::BuiltWithNccl()) {
+      throw InvalidArgument(std::string(op) + ": " + p.str() +
+                            ": cuda placements need NCCL, and this oneflow_lite was built without "
+                            "it (CUDA, MPI and NCCL at build time)");
+    }
+    if (device_count(DeviceType::kCUDA) == 0) {
+      throw DeviceError(std::string(op) + ": " + p.str() + ": " +
+                        device_unavailable_reason(DeviceType::kCUDA));
+    }
+  } else if (p.device_type() != "cpu") {
     throw InvalidArgument(std::string(op) + ": " + p.str() + ": device type '" + p.device_type() +
-                          "' is not supported for global tensors yet (cpu placements only: MPI "
-                          "moves host memory)");
+                          "' is not supported for global tensors (cpu placements move host "
+                          "memory with MPI, cuda placements device memory with NCCL)");
   }
   const int world = coll::WorldSize();
   for (int r : p.ranks()) {
@@ -64,8 +92,9 @@ void CheckSbp(const char* op, const Sbp& sbp, const Shape& logical) {
   }
 }
 
-vm::Stream* CollectiveStream() {
-  return vm::VirtualMachine::Get().GetStream(Host(), vm::StreamRole::kCollective);
+// The collective stream of the placement's device on this rank (the host's for metadata).
+vm::Stream* CollectiveStream(const Device& device = Host()) {
+  return vm::VirtualMachine::Get().GetStream(device, vm::StreamRole::kCollective);
 }
 
 // The fingerprint every rank's collective number `seq` must share: kind, element type, logical
@@ -140,17 +169,18 @@ void IssueCollective(const Fingerprint& fp, const Placement& p, std::vector<vm::
                      std::vector<vm::BlobArg> out, vm::CollectivePolicy::Run run) {
   const int64_t seq = NextSeq(p.ranks());
   if (CheckCollectives()) {
-    run = [seq, text = fp.text, ranks = p.ranks(), run = std::move(run)](const auto& i,
-                                                                         const auto& o) {
+    run = [seq, text = fp.text, ranks = p.ranks(), run = std::move(run)](
+              const auto& i, const auto& o, NativeStream s) {
       CheckInStep(seq, text, ranks);
-      run(i, o);
+      run(i, o, s);
     };
   }
   const std::string op = CollectiveName(fp.text.substr(0, fp.text.find(',')), seq, p.ranks());
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
-    b->Policy(CollectiveStream(), std::make_unique<vm::CollectivePolicy>(
-                                      op, coll::CollectiveId{seq, p.ranks(), fp.text},
-                                      std::move(in), std::move(out), std::move(run)));
+    b->Policy(
+        CollectiveStream(PlacementDevice(p)),
+        std::make_unique<vm::CollectivePolicy>(op, coll::CollectiveId{seq, p.ranks(), fp.text},
+                                               std::move(in), std::move(out), std::move(run)));
   });
 }
 
@@ -190,16 +220,22 @@ Tensor AllGatherAlong(const Tensor& x, int axis, const std::vector<int64_t>& siz
                       const Shape& logical, const Placement& p, int me, const std::string& sbps) {
   const Tensor xc = AxisFirstContiguous(x, axis);
   const Shape out_shape = Permuted(logical, AxisFirst(logical.ndim(), axis));
-  const Tensor out = NewTensor(out_shape, x.dtype(), Host());
+  const Device device = PlacementDevice(p);
+  const Tensor out = NewTensor(out_shape, x.dtype(), device);
   const int64_t inner = out_shape[0] == 0 ? 0 : out_shape.numel() / out_shape[0];
   std::vector<int64_t> counts;
   for (int64_t s : sizes) counts.push_back(s * inner);
-  IssueCollective(
-      MakeFingerprint("boxing S->B (all-gather)", x.dtype(), logical, sbps, p), p,
-      {xc.impl()->arg()}, {out.impl()->arg()},
-      [counts, me, dtype = x.dtype(), ranks = p.ranks()](const auto& in, const auto& o) {
-        coll::AllGatherV(in[0].data, counts[me], o[0].data, counts, dtype, ranks);
-      });
+  IssueCollective(MakeFingerprint("boxing S->B (all-gather)", x.dtype(), logical, sbps, p), p,
+                  {xc.impl()->arg()}, {out.impl()->arg()},
+                  [counts, me, device, dtype = x.dtype(), ranks = p.ranks()](
+                      const auto& in, const auto& o, NativeStream s) {
+                    if (device.is_cuda()) {
+                      coll::NcclAllGatherV(in[0].data, counts[me], o[0].data, counts, dtype, ranks,
+                                           device.index(), s);
+                    } else {
+                      coll::AllGatherV(in[0].data, counts[me], o[0].data, counts, dtype, ranks);
+                    }
+                  });
   return UndoAxisFirst(out, axis);
 }
 
@@ -209,9 +245,9 @@ std::vector<int64_t> BalancedSizes(int64_t n, int parts) {
   return sizes;
 }
 
-Tensor Zeros(const Shape& shape, DType dtype) {
+Tensor Zeros(const Shape& shape, DType dtype, const Device& device) {
   const std::vector<char> zeros(static_cast<size_t>(shape.numel()) * element_size(dtype), 0);
-  return ofl::from_host(zeros.data(), shape, dtype, Host());
+  return ofl::from_host(zeros.data(), shape, dtype, device);
 }
 
 // S(from) -> S(to), from != to: one all-to-all. Each rank sends the rows of its shard that the
@@ -247,28 +283,29 @@ Tensor AllToAll(const Tensor& x, int from, int to, const Shape& logical, const P
   }
   const Tensor out = NewTensor(Shape(out_dims), x.dtype(), Host());  // (L[from], b_me, rest)
   const size_t es = element_size(x.dtype());
-  IssueCollective(MakeFingerprint("boxing S->S (all-to-all)", x.dtype(), logical, sbps, p), p,
-                  {y.impl()->arg()}, {out.impl()->arg()},
-                  [=, dtype = x.dtype(), ranks = p.ranks()](const auto& in, const auto& o) {
-                    std::vector<char> staged(static_cast<size_t>(recv_at) * es);
-                    coll::AllToAllV(in[0].data, send_counts, send_displs, staged.data(),
-                                    recv_counts, recv_displs, dtype, ranks);
-                    // The block from rank r is (b_me, a[r], rest); it lands at rows a_start.. of
-                    // `from`.
-                    char* dst = static_cast<char*>(o[0].data);
-                    const size_t run = static_cast<size_t>(rest) * es;
-                    int64_t a_start = 0;
-                    for (int r = 0; r < n; ++r) {
-                      const char* src = staged.data() + recv_displs[r] * es;
-                      for (int64_t bi = 0; bi < b[me]; ++bi) {
-                        for (int64_t ai = 0; ai < a[r]; ++ai) {
-                          std::memcpy(dst + ((a_start + ai) * b[me] + bi) * run,
-                                      src + (bi * a[r] + ai) * run, run);
-                        }
-                      }
-                      a_start += a[r];
-                    }
-                  });
+  IssueCollective(
+      MakeFingerprint("boxing S->S (all-to-all)", x.dtype(), logical, sbps, p), p,
+      {y.impl()->arg()}, {out.impl()->arg()},
+      [=, dtype = x.dtype(), ranks = p.ranks()](const auto& in, const auto& o, NativeStream) {
+        std::vector<char> staged(static_cast<size_t>(recv_at) * es);
+        coll::AllToAllV(in[0].data, send_counts, send_displs, staged.data(), recv_counts,
+                        recv_displs, dtype, ranks);
+        // The block from rank r is (b_me, a[r], rest); it lands at rows a_start.. of
+        // `from`.
+        char* dst = static_cast<char*>(o[0].data);
+        const size_t run = static_cast<size_t>(rest) * es;
+        int64_t a_start = 0;
+        for (int r = 0; r < n; ++r) {
+          const char* src = staged.data() + recv_displs[r] * es;
+          for (int64_t bi = 0; bi < b[me]; ++bi) {
+            for (int64_t ai = 0; ai < a[r]; ++ai) {
+              std::memcpy(dst + ((a_start + ai) * b[me] + bi) * run, src + (bi * a[r] + ai) * run,
+                          run);
+            }
+          }
+          a_start += a[r];
+        }
+      });
   return ofl::contiguous(ofl::permute(out, Inverse(recv_perm)));
 }
 
@@ -278,18 +315,35 @@ Tensor BoxShard(const Tensor& x, const Sbp& from, const Sbp& to, const Shape& lo
   const int n = p.size();
   if (from == to) return x;
   const std::string sbps = from.str() + " -> " + to.str();
+  const Device device = PlacementDevice(p);
+  if (OnCuda(p) && from.is_partial_sum()) coll::NcclCheckSum("to_global", x.dtype());
+  if (OnCuda(p) && from.is_split() && to.is_split()) {
+    // NCCL has no uneven all-to-all: through broadcast (an all-gather and a local slice).
+    const Tensor full = BoxShard(x, from, Sbp::broadcast(), logical, p, me);
+    return BoxShard(full, Sbp::broadcast(), to, logical, p, me);
+  }
+  if (OnCuda(p) && from.is_split() && to.is_partial_sum()) {
+    // No communication: the host's own-slice fill, and back.
+    const Tensor host = BoxShard(x.to(Host()), from, to, logical, Placement("cpu", p.ranks()), me);
+    return host.to(device);
+  }
   if (from.is_split() && to.is_broadcast()) {
     return AllGatherAlong(x, from.axis(), BalancedSizes(logical[from.axis()], n), logical, p, me,
                           sbps);
   }
   if (from.is_partial_sum() && to.is_broadcast()) {
     const Tensor xc = ofl::contiguous(x);
-    const Tensor out = NewTensor(logical, x.dtype(), Host());
+    const Tensor out = NewTensor(logical, x.dtype(), device);
     IssueCollective(MakeFingerprint("boxing P->B (all-reduce)", x.dtype(), logical, sbps, p), p,
                     {xc.impl()->arg()}, {out.impl()->arg()},
-                    [count = logical.numel(), dtype = x.dtype(), ranks = p.ranks()](const auto& in,
-                                                                                    const auto& o) {
-                      coll::AllReduceSum(in[0].data, o[0].data, count, dtype, ranks);
+                    [count = logical.numel(), device, dtype = x.dtype(), ranks = p.ranks()](
+                        const auto& in, const auto& o, NativeStream s) {
+                      if (device.is_cuda()) {
+                        coll::NcclAllReduceSum(in[0].data, o[0].data, count, dtype, ranks,
+                                               device.index(), s);
+                      } else {
+                        coll::AllReduceSum(in[0].data, o[0].data, count, dtype, ranks);
+                      }
                     });
     return out;
   }
@@ -298,14 +352,20 @@ Tensor BoxShard(const Tensor& x, const Sbp& from, const Sbp& to, const Shape& lo
     const Tensor xc = AxisFirstContiguous(x, axis);
     const Shape shard = ops::PhysicalShape(logical, to, n, me);
     const Shape out_shape = Permuted(shard, AxisFirst(logical.ndim(), axis));
-    const Tensor out = NewTensor(out_shape, x.dtype(), Host());
+    const Tensor out = NewTensor(out_shape, x.dtype(), device);
     const int64_t inner = logical[axis] == 0 ? 0 : logical.numel() / logical[axis];
     std::vector<int64_t> counts;
     for (int64_t s : BalancedSizes(logical[axis], n)) counts.push_back(s * inner);
     IssueCollective(MakeFingerprint("boxing P->S (reduce-scatter)", x.dtype(), logical, sbps, p), p,
                     {xc.impl()->arg()}, {out.impl()->arg()},
-                    [counts, dtype = x.dtype(), ranks = p.ranks()](const auto& in, const auto& o) {
-                      coll::ReduceScatterSum(in[0].data, o[0].data, counts, dtype, ranks);
+                    [counts, device, dtype = x.dtype(), ranks = p.ranks()](
+                        const auto& in, const auto& o, NativeStream s) {
+                      if (device.is_cuda()) {
+                        coll::NcclReduceScatterSum(in[0].data, o[0].data, counts, dtype, ranks,
+                                                   device.index(), s);
+                      } else {
+                        coll::ReduceScatterSum(in[0].data, o[0].data, counts, dtype, ranks);
+                      }
                     });
     return UndoAxisFirst(out, axis);
   }
@@ -314,7 +374,7 @@ Tensor BoxShard(const Tensor& x, const Sbp& from, const Sbp& to, const Shape& lo
     return ofl::contiguous(ofl::narrow(x, to.axis(), r.start, r.size));
   }
   if (from.is_broadcast() && to.is_partial_sum()) {
-    return me == 0 ? x : Zeros(logical, x.dtype());
+    return me == 0 ? x : Zeros(logical, x.dtype(), device);
   }
   if (from.is_split() && to.is_partial_sum()) {
     // The own slice in a zero buffer: no communication.
@@ -361,7 +421,7 @@ std::vector<std::vector<int64_t>> GatherShapes(const char* op, const Shape& mine
                         coll::CollectiveId{seq, ranks, std::string(op) + " shape exchange"},
                         std::vector<vm::BlobArg>{}, std::vector<vm::BlobArg>{},
                         [all, send, ranks, kSlot, seq, text = std::string(op) + " shape exchange"](
-                            const auto&, const auto&) {
+                            const auto&, const auto&, NativeStream) {
                           if (CheckCollectives()) CheckInStep(seq, text, ranks);
                           coll::AllGatherV(send.data(), kSlot, all->data(),
                                            std::vector<int64_t>(ranks.size(), kSlot), DType::kInt64,
@@ -420,9 +480,9 @@ Shape LogicalFromShards(const std::vector<std::vector<int64_t>>& shapes, const P
 Tensor LocalToGlobal(const Tensor& local, const Placement& p, const Sbp& sbp) {
   const TensorImpl& impl = LocalImplOf("to_global", local);
   CheckPlacement("to_global", p);
-  if (impl.device() != Host()) {
+  if (impl.device() != PlacementDevice(p)) {
     throw InvalidArgument("to_global: the local tensor is on " + impl.device().str() + ", but " +
-                          p.str() + " needs cpu tensors");
+                          p.str() + " needs this rank's tensors on " + PlacementDevice(p).str());
   }
   const int me = p.index_of(coll::WorldRank());
   std::vector<int64_t> sizes;
@@ -476,6 +536,11 @@ Tensor GlobalToBroadcastShard(const Tensor& t, const char* op) {
 // a local zero fill: no more communication).
 Tensor ChangePlacement(const Tensor& t, const Placement& to, const Sbp& sbp) {
   const GlobalMeta& g = *t.impl()->global();
+  if (g.placement.device_type() != to.device_type()) {
+    throw InvalidArgument("to_global: " + g.placement.str() + " -> " + to.str() +
+                          ": a placement change keeps the device type; move the shards with "
+                          "to_local().to(device) and to_global them again");
+  }
   const int world_rank = coll::WorldRank();
   const int root = g.placement.ranks()[0];
   std::vector<int> group = {root};
@@ -491,7 +556,7 @@ Tensor ChangePlacement(const Tensor& t, const Placement& to, const Sbp& sbp) {
   if (world_rank == root) in.push_back(full.impl()->arg());
   Tensor received;
   if (in_dst) {
-    received = NewTensor(g.logical_shape, t.dtype(), Host());
+    received = NewTensor(g.logical_shape, t.dtype(), PlacementDevice(to));
     out.push_back(received.impl()->arg());
   }
   const int64_t count = g.logical_shape.numel();
@@ -500,10 +565,15 @@ Tensor ChangePlacement(const Tensor& t, const Placement& to, const Sbp& sbp) {
                                   t.dtype(), g.logical_shape, g.placement.str() + " -> " + to.str(),
                                   Placement(to.device_type(), group)),
                   Placement(to.device_type(), group), std::move(in), std::move(out),
-                  [count, bytes, group, dtype = t.dtype(), is_root = world_rank == root](
-                      const auto& i, const auto& o) {
+                  [count, bytes, group, device = PlacementDevice(to), dtype = t.dtype(),
+                   is_root = world_rank == root](const auto& i, const auto& o, NativeStream s) {
                     void* buf = o.empty() ? const_cast<void*>(static_cast<const void*>(i[0].data))
                                           : o[0].data;
+                    if (device.is_cuda()) {
+                      coll::NcclBroadcast(buf, is_root ? i[0].data : nullptr, count, dtype, 0,
+                                          group, device.index(), s);
+                      return;
+                    }
                     if (is_root && !o.empty() && bytes > 0)
                       std::memcpy(o[0].data, i[0].data, bytes);
                     coll::Broadcast(buf, count, dtype, 0, group);
@@ -540,7 +610,7 @@ Tensor empty(const Shape& logical, DType dtype, const Placement& placement, cons
   const int me = placement.index_of(coll::WorldRank());
   const Tensor shard = me < 0 ? functional::EmptyShard(dtype)
                               : ofl::empty(ops::PhysicalShape(logical, sbp, placement.size(), me),
-                                           dtype, functional::Host());
+                                           dtype, functional::PlacementDevice(placement));
   return functional::Wrap(shard, placement, sbp, logical);
 }
 

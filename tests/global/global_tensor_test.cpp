@@ -218,7 +218,7 @@ TEST(GlobalTensorTest, BadCallsAreClearErrorsOnEveryRankAndLeaveTheRuntimeWorkin
       {"empty", "rank " + std::to_string(world_size()), "outside the world"});
   ExpectInvalid(
       [&] { (void)empty(Shape({4}), DType::kFloat32, Placement("sim", {0}), Sbp::broadcast()); },
-      {"empty", "sim", "cpu placements only"});
+      {"empty", "sim", "not supported for global tensors", "cuda placements"});
   ExpectInvalid([] { (void)tensor<float>({1}, Shape({1}), Device("cpu")).placement(); },
                 {"placement", "local"});
   // Shards that do not fit together: every rank sees every shape, so every rank throws.
