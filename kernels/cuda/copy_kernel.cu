@@ -65,7 +65,7 @@ __global__ void CopyVectors(T* __restrict__ out, const T* __restrict__ in, Index
     outer.Get(row, off);
     Vec16 value;
     if constexpr (kBroadcast) {
-      T lanes[kPer];
+      alignas(16) T lanes[kPer];  // read back as one 16-byte vector
       const T x = in[off[1]];
 #pragma unroll
       for (int k = 0; k < kPer; ++k) lanes[k] = x;
