@@ -18,18 +18,12 @@
 #endif
 
 #include "kernels/collective/nccl_collectives.h"
+#include "kernels/collective/rank_list.h"
 #include "kernels/collective/watchdog.h"
 #include "oneflow_lite/error.h"
 
 namespace ofl::kernels::collective {
 namespace {
-
-template <class T>
-std::string Join(const std::vector<T>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
 
 #ifdef OFL_WITH_MPI
 // std::call_once makes a thread that needs a communicator another thread is creating wait for it,

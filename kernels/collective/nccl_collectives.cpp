@@ -19,19 +19,13 @@
 #include <utility>
 
 #include "kernels/collective/collectives.h"
+#include "kernels/collective/rank_list.h"
 #endif
 
 namespace ofl::kernels::collective {
 
 #ifdef OFL_WITH_NCCL
 namespace {
-
-template <class T>
-std::string Join(const std::vector<T>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
 
 struct Comms {
   std::mutex mu;

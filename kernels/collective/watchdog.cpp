@@ -5,6 +5,7 @@
 //                        collective over those ranks, -1 none), active seq (-1 none), m,
 //                        active ranks[m], fingerprint length, then the active fingerprint's bytes.
 #include "kernels/collective/watchdog.h"
+#include "kernels/collective/rank_list.h"
 
 #include <algorithm>
 #include <chrono>
@@ -67,13 +68,6 @@ struct State {
 State& GetState() {
   static State* state = new State();
   return *state;
-}
-
-template <class T>
-std::string Join(const std::vector<T>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
 }
 
 std::string Seconds(Clock::duration d) {
