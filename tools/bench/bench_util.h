@@ -130,4 +130,33 @@ inline int RunMain(int argc, char** argv, const char* note) {
   return 0;
 }
 
+inline int64_t Numel(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// What a materialised expand or a repeat of `in` (shape `input`) to `output` must produce: output
+// element idx is input element (idx mod the input shape, aligned to the right).
+inline std::vector<float> TiledReference(const std::vector<float>& in,
+                                         const std::vector<int64_t>& input,
+                                         const std::vector<int64_t>& output) {
+  const size_t nd = output.size();
+  std::vector<int64_t> in_size(nd, 1), in_stride(nd, 1), idx(nd, 0);
+  const size_t lead = nd - input.size();
+  for (size_t i = 0; i < input.size(); ++i) in_size[lead + i] = input[i];
+  for (size_t d = nd - 1; d > 0; --d) in_stride[d - 1] = in_stride[d] * in_size[d];
+  std::vector<float> out(static_cast<size_t>(Numel(output)));
+  for (float& v : out) {
+    int64_t src = 0;
+    for (size_t d = 0; d < nd; ++d) src += (idx[d] % in_size[d]) * in_stride[d];
+    v = in[static_cast<size_t>(src)];
+    for (size_t d = nd; d-- > 0;) {
+      if (++idx[d] < output[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
 }  // namespace ofl_bench

@@ -158,11 +158,7 @@ struct Case {
   std::vector<int64_t> output;  // the op's output (for the backward: the forward input's shape)
 };
 
-int64_t Numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+using ofl_bench::Numel;
 
 int64_t Bytes(const std::vector<int64_t>& shape) {
   return Numel(shape) * static_cast<int64_t>(sizeof(float));
@@ -229,22 +225,7 @@ std::vector<float> Reference(const Case& c) {
     return out;
   }
   const std::vector<float> in = ForwardInput(c.input);
-  const size_t nd = c.output.size();
-  std::vector<int64_t> in_size(nd, 1), in_stride(nd, 1), idx(nd, 0);
-  const size_t lead = nd - c.input.size();
-  for (size_t i = 0; i < c.input.size(); ++i) in_size[lead + i] = c.input[i];
-  for (size_t d = nd - 1; d > 0; --d) in_stride[d - 1] = in_stride[d] * in_size[d];
-  std::vector<float> out(static_cast<size_t>(Numel(c.output)));
-  for (float& v : out) {
-    int64_t src = 0;
-    for (size_t d = 0; d < nd; ++d) src += (idx[d] % in_size[d]) * in_stride[d];
-    v = in[static_cast<size_t>(src)];
-    for (size_t d = nd; d-- > 0;) {
-      if (++idx[d] < c.output[d]) break;
-      idx[d] = 0;
-    }
-  }
-  return out;
+  return ofl_bench::TiledReference(in, c.input, c.output);
 }
 
 void Ofl(benchmark::State& state, const Case& c, bool sync_each) {

@@ -48,11 +48,7 @@ struct Case {
   std::vector<int64_t> output;
 };
 
-int64_t Numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+using ofl_bench::Numel;
 
 int64_t OutputBytes(const Case& c) { return Numel(c.output) * static_cast<int64_t>(sizeof(float)); }
 
@@ -127,22 +123,7 @@ void Memcpy(benchmark::State& state, const Case& c) {
 // What every implementation must produce: output element idx is input element (idx mod the input
 // shape, aligned to the right), which covers both expand and repeat.
 std::vector<float> Reference(const Case& c, const std::vector<float>& in) {
-  const size_t nd = c.output.size();
-  std::vector<int64_t> in_size(nd, 1), in_stride(nd, 1), idx(nd, 0);
-  const size_t lead = nd - c.input.size();
-  for (size_t i = 0; i < c.input.size(); ++i) in_size[lead + i] = c.input[i];
-  for (size_t d = nd - 1; d > 0; --d) in_stride[d - 1] = in_stride[d] * in_size[d];
-  std::vector<float> out(static_cast<size_t>(Numel(c.output)));
-  for (float& v : out) {
-    int64_t src = 0;
-    for (size_t d = 0; d < nd; ++d) src += (idx[d] % in_size[d]) * in_stride[d];
-    v = in[static_cast<size_t>(src)];
-    for (size_t d = nd; d-- > 0;) {
-      if (++idx[d] < c.output[d]) break;
-      idx[d] = 0;
-    }
-  }
-  return out;
+  return ofl_bench::TiledReference(in, c.input, c.output);
 }
 
 bool Same(const char* what, const Case& c, const std::vector<float>& got,
