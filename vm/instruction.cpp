@@ -1,5 +1,7 @@
 #include "vm/instruction.h"
 
+#include <limits>
+
 #include "oneflow_lite/error.h"
 #include "vm/stream.h"
 #include "vm/virtual_machine.h"
@@ -63,6 +65,12 @@ OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel,
     args->push_back(kernels::TensorArg{nullptr, a.shape, a.stride, a.dtype});
     byte_offsets_.push_back(ByteOffset(a.offset, a.dtype));
     blobs->push_back(std::move(a.blob));
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(a.shape.numel(), static_cast<int64_t>(element_size(a.dtype)),
+                               &bytes) ||
+        __builtin_add_overflow(bytes_, bytes, &bytes_)) {
+      bytes_ = std::numeric_limits<int64_t>::max();
+    }
   };
   for (BlobArg& a : inputs) take(a, &inputs_, &reads_);
   for (BlobArg& a : outputs) take(a, &outputs_, &writes_);

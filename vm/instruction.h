@@ -55,6 +55,10 @@ class InstructionPolicy : public FastNew {
   // Called once the instruction is complete (its device work finished; at once after Compute on a
   // synchronous stream), on the thread that observed the completion.
   virtual void OnComplete(Instruction* /*instr*/) {}
+  // The bytes it reads and writes, when it may run inline on its issuing thread (an idle
+  // synchronous stream, inputs complete: see vm/THREADING.md, "Inline runs"); -1 when it must
+  // always go to its stream's worker (a callback may block, or touch the caller's memory).
+  virtual int64_t InlineBytes() const { return -1; }
   // What a hang report adds about it while it runs ("" for nothing): a collective tells what the
   // collective watchdog found out about the ranks it waits for.
   virtual std::string RunningDetail() const { return {}; }
@@ -71,10 +75,12 @@ class OpCallPolicy final : public InstructionPolicy {
   const char* policy_name() const override { return "OpCall"; }
   const std::string& op_name() const override { return op_name_; }
   void Compute(Instruction* instr) override;
+  int64_t InlineBytes() const override { return bytes_; }
 
  private:
   std::string op_name_;
   kernels::KernelFn kernel_;
+  int64_t bytes_ = 0;  // the logical bytes of every operand (saturating)
   // Built at issue time; Compute copies it and fills in the data pointers (base + byte offset).
   // Kept in the library's small-object vectors, not a KernelContext (whose std::vectors would cost
   // three heap allocations per op on the issuing thread).

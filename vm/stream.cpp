@@ -153,6 +153,18 @@ void Stream::Push(Instruction* instr) {
   }
 }
 
+bool Stream::TryClaimInline() {
+  if (async_ || inline_claim_.load(std::memory_order_relaxed)) return false;
+  // Acquire: the worker's run of everything before is visible to the instruction run here.
+  if (retired_.load(std::memory_order_acquire) != tail_.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  // Stored before any later Push publishes tail_ (seq_cst), so a worker that sees that slot sees
+  // the claim too.
+  inline_claim_.store(true, std::memory_order_relaxed);
+  return true;
+}
+
 void Stream::WorkerLoop() {
   const int64_t spin_ns = vm_->spin_ns();
   try {
@@ -194,7 +206,11 @@ void Stream::WorkerLoop() {
     Instruction* instr = ring_[head & (kRingCapacity - 1)];
     ++head;
     head_.store(head, std::memory_order_release);
+    // An instruction issued before this one may be running inline on its issuing thread.
+    // It is small (that is what made it inline), so a short wait.
+    while (inline_claim_.load(std::memory_order_acquire)) std::this_thread::yield();
     vm_->Run(instr);
+    retired_.store(head, std::memory_order_release);
     if (async_) PollCompletions();
   }
 }

@@ -67,6 +67,16 @@ class Stream {
 
   // Producer side; the caller holds the VM's submit lock.
   void Push(Instruction* instr);
+  // Inline runs (synchronous streams only; see vm/THREADING.md, "Inline runs"). Claim: the caller
+  // holds the submit lock; succeeds when every instruction pushed so far has finished running and
+  // no other inline run holds the stream. The claimer then runs one instruction itself and calls
+  // EndInline; meanwhile the worker runs nothing, so the stream's order holds.
+  bool TryClaimInline();
+  void EndInline() { inline_claim_.store(false, std::memory_order_release); }
+  // Every instruction pushed so far has finished running on the worker.
+  bool idle() const {
+    return retired_.load(std::memory_order_acquire) == tail_.load(std::memory_order_acquire);
+  }
 
   // Asynchronous streams only. Called by this stream's worker right after it launched `instr`:
   // records the instruction's completion event and keeps it until the event completes.
@@ -96,10 +106,13 @@ class Stream {
 
   std::vector<Instruction*> ring_;
   alignas(64) std::atomic<uint64_t> head_{0};  // next slot the worker reads
+  std::atomic<uint64_t> retired_{0};           // slots whose instruction the worker has run
   alignas(64) std::atomic<uint64_t> tail_{0};  // next slot the producer writes
   uint64_t head_seen_ =
       0;  // the producer's last read of head_ (re-read only when the ring looks full)
   alignas(64) std::atomic<bool> sleeping_{false};
+  // Set while an issuing thread runs an instruction of this stream inline (TryClaimInline).
+  std::atomic<bool> inline_claim_{false};
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::condition_variable cv_;

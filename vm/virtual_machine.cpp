@@ -54,6 +54,7 @@ VirtualMachine::VirtualMachine() {
     tracing_ = true;
   }
   fold_releases_ = config.fold_releases;
+  inline_bytes_ = config.inline_bytes;
   exit_stall_ns_ = config.exit_stall_ms * 1000000;
   Logger();  // reads OFL_LOG_LEVEL once, before any worker logs
 }
@@ -197,35 +198,71 @@ void VirtualMachine::Submit(FastVector<InstrRef>& batch, bool back_pressure) {
   const bool tracing = tracing_.load(std::memory_order_relaxed);
   const int issue_thread = tracing ? TraceThreadIndex() : 0;
   const bool log_debug = LogDebugEnabled();
+  const bool on_worker = RunningInstruction() != nullptr;
+  // Instructions this thread runs itself once the lock is released, in issue order (their streams
+  // are claimed for them meanwhile). Batches are small; a few fit inline.
+  Instruction* run_here_inline[4];
+  FastVector<Instruction*> run_here_more;
+  size_t n_run_here = 0;
   Graveyard graveyard;
-  std::lock_guard<std::mutex> lock(submit_mu_);
-  for (InstrRef& ref : batch) {
-    Instruction* instr = ref.get();
-    instr->id_ = next_instr_id_.fetch_add(1, std::memory_order_relaxed);
-    instr->trace = tracing;
-    if (tracing) {
-      instr->issue_ns = NowNs();
-      instr->issue_thread = issue_thread;
-    }
-    ConsumeDependences(instr);
-    const int64_t submitted = submitted_.fetch_add(1, std::memory_order_seq_cst) + 1;
-    if (submitted - completed_seen_.load(std::memory_order_relaxed) >
-        peak_pending_.load(std::memory_order_relaxed)) {
-      const int64_t completed = completed_.load(std::memory_order_relaxed);
-      completed_seen_.store(completed, std::memory_order_relaxed);
-      if (submitted - completed > peak_pending_.load(std::memory_order_relaxed)) {
-        peak_pending_.store(submitted - completed, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(submit_mu_);
+    for (InstrRef& ref : batch) {
+      Instruction* instr = ref.get();
+      instr->id_ = next_instr_id_.fetch_add(1, std::memory_order_relaxed);
+      instr->trace = tracing;
+      if (tracing) {
+        instr->issue_ns = NowNs();
+        instr->issue_thread = issue_thread;
+      }
+      ConsumeDependences(instr);
+      const int64_t submitted = submitted_.fetch_add(1, std::memory_order_seq_cst) + 1;
+      if (submitted - completed_seen_.load(std::memory_order_relaxed) >
+          peak_pending_.load(std::memory_order_relaxed)) {
+        const int64_t completed = completed_.load(std::memory_order_relaxed);
+        completed_seen_.store(completed, std::memory_order_relaxed);
+        if (submitted - completed > peak_pending_.load(std::memory_order_relaxed)) {
+          peak_pending_.store(submitted - completed, std::memory_order_relaxed);
+        }
+      }
+      const bool run_here = ClaimInline(instr, on_worker);
+      if (log_debug) {
+        Logger().debug("[#{} {}] issued {} {} (waits for {} instruction(s) on other streams){}",
+                       instr->id(), instr->stream()->name(), instr->policy()->policy_name(),
+                       instr->policy()->op_name(), instr->wait_for.size(),
+                       run_here ? "; runs inline on the issuing thread" : "");
+      }
+      in_flight_.push_back(ref);
+      if (run_here) {
+        if (n_run_here < 4) {
+          run_here_inline[n_run_here] = instr;
+        } else {
+          run_here_more.push_back(instr);
+        }
+        ++n_run_here;
+      } else {
+        instr->stream()->Push(instr);
       }
     }
-    if (log_debug) {
-      Logger().debug("[#{} {}] issued {} {} (waits for {} instruction(s) on other streams)",
-                     instr->id(), instr->stream()->name(), instr->policy()->policy_name(),
-                     instr->policy()->op_name(), instr->wait_for.size());
-    }
-    in_flight_.push_back(ref);
-    instr->stream()->Push(instr);
+    Reap(false, &graveyard);
   }
-  Reap(false, &graveyard);
+  // The batch holds a reference to each, so none is destroyed by another thread's Reap meanwhile.
+  for (size_t i = 0; i < n_run_here; ++i) {
+    Instruction* instr = i < 4 ? run_here_inline[i] : run_here_more[i - 4];
+    Stream* stream = instr->stream();
+    Run(instr);
+    stream->EndInline();
+  }
+}
+
+bool VirtualMachine::ClaimInline(Instruction* instr, bool on_worker) {
+  // A worker issuing work keeps it asynchronous: its own stream may be the one claimed, and the
+  // work it issues may wait for what it runs.
+  if (on_worker || !instr->wait_for.empty()) return false;
+  const int64_t limit = inline_bytes_.load(std::memory_order_relaxed);
+  const int64_t bytes = instr->policy()->InlineBytes();
+  if (limit <= 0 || bytes < 0 || bytes > limit) return false;
+  return instr->stream()->TryClaimInline();
 }
 
 void VirtualMachine::Run(Instruction* instr) {

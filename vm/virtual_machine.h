@@ -120,6 +120,9 @@ class VirtualMachine {
   uint64_t NewBlobId() { return next_blob_id_.fetch_add(1, std::memory_order_relaxed); }
   bool sync_mode() const { return sync_mode_; }
   int64_t spin_ns() const { return spin_ns_; }
+  // OFL_VM_INLINE_BYTES (see vm/THREADING.md, "Inline runs"); changeable for tests and benchmarks.
+  int64_t inline_bytes() const { return inline_bytes_.load(std::memory_order_relaxed); }
+  void SetInlineBytes(int64_t bytes) { inline_bytes_.store(bytes, std::memory_order_relaxed); }
 
   // Back-pressure marks (in-flight instructions): 0 < low < high <= kMaxHighWater (vm_config.h).
   void SetWaterMarks(int64_t high, int64_t low);
@@ -159,6 +162,8 @@ class VirtualMachine {
  private:
   VirtualMachine();
   void Connect(Instruction* instr, const InstrRef& pred);
+  // Whether instr (its dependences consumed) may run inline, and if so claims its stream.
+  bool ClaimInline(Instruction* instr, bool on_worker);
   void ConsumeDependences(Instruction* instr);
   void Complete(Instruction* instr);
   // Waits without a timeout (a worker waiting for a cross-stream predecessor).
@@ -263,6 +268,7 @@ class VirtualMachine {
 
   bool sync_mode_ = false;
   bool fold_releases_ = true;
+  std::atomic<int64_t> inline_bytes_{0};
   int64_t spin_ns_ = 50000;
   int64_t exit_stall_ns_ = 2000000000;
   std::atomic<bool> shut_down_{false};

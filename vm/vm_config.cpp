@@ -84,6 +84,7 @@ VmConfig ReadVmConfig(const std::function<const char*(const char*)>& lookup,
   c.trace_path = r.String("OFL_TRACE");
   c.trace_vm = r.Flag("OFL_TRACE_VM", c.trace_vm);
   c.exit_stall_ms = r.Int("OFL_VM_EXIT_STALL_MS", c.exit_stall_ms, 1, 3600000);
+  c.inline_bytes = r.Int("OFL_VM_INLINE_BYTES", c.inline_bytes, 0, int64_t{1} << 40);
   return c;
 }
 

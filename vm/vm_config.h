@@ -21,6 +21,9 @@ struct VmConfig {
   bool trace_vm = false;         // OFL_TRACE_VM: 0 or 1
   std::string trace_path;        // OFL_TRACE: a file path (any string)
   int64_t exit_stall_ms = 2000;  // OFL_VM_EXIT_STALL_MS: 1 .. 3600000
+  // OFL_VM_INLINE_BYTES: 0 .. 2^40. An op call touching at most this many bytes, issued to an idle
+  // synchronous stream with its inputs complete, runs on the issuing thread (0: never).
+  int64_t inline_bytes = 32768;
 };
 
 // The largest high-water mark (half a stream's ring, Stream::kRingCapacity / 2).

@@ -45,6 +45,7 @@ TEST(VmConfigTest, NothingSetGivesTheDefaultsWithoutWarnings) {
   EXPECT_DOUBLE_EQ(p.config.wait_timeout_s, 300);
   EXPECT_TRUE(p.config.fold_releases);
   EXPECT_EQ(p.config.exit_stall_ms, 2000);
+  EXPECT_EQ(p.config.inline_bytes, 32768);
 }
 
 TEST(VmConfigTest, GoodValuesAreTaken) {
@@ -55,6 +56,7 @@ TEST(VmConfigTest, GoodValuesAreTaken) {
                           {"OFL_VM_SPIN_US", "0"},
                           {"OFL_VM_FOLD_RELEASE", "0"},
                           {"OFL_VM_EXIT_STALL_MS", "5"},
+                          {"OFL_VM_INLINE_BYTES", "0"},
                           {"OFL_TRACE", "/tmp/t.json"}});
   EXPECT_TRUE(p.warnings.empty()) << p.warnings.front();
   EXPECT_TRUE(p.config.sync_mode);
@@ -64,6 +66,7 @@ TEST(VmConfigTest, GoodValuesAreTaken) {
   EXPECT_EQ(p.config.spin_us, 0);
   EXPECT_FALSE(p.config.fold_releases);
   EXPECT_EQ(p.config.exit_stall_ms, 5);
+  EXPECT_EQ(p.config.inline_bytes, 0);
   EXPECT_EQ(p.config.trace_path, "/tmp/t.json");
   // Without a low mark, the low mark is half the high one.
   EXPECT_EQ(Parse({{"OFL_VM_HIGH_WATER_MARK", "100"}}).config.low_water, 50);
@@ -86,6 +89,7 @@ TEST(VmConfigTest, EachBadValueIsReportedWithItsNameAndValueAndTheDefaultIsUsed)
       {"OFL_VM_FOLD_RELEASE", "2", "from 0 to 1"},
       {"OFL_TRACE_VM", "on", "from 0 to 1"},
       {"OFL_VM_EXIT_STALL_MS", "0", "from 1 to"},
+      {"OFL_VM_INLINE_BYTES", "-1", "from 0 to 1099511627776"},
   };
   const VmConfig defaults;
   for (const Case& c : cases) {

@@ -1,0 +1,183 @@
+// Inline runs (vm/THREADING.md, "Inline runs"): a small op call issued to an idle synchronous
+// stream with its inputs complete runs on the issuing thread; anything else goes to the stream's
+// worker. Either way the stream's order holds and an error waits for the next wait.
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "oneflow_lite/oneflow_lite.h"
+#include "tests/vm/vm_test_util.h"
+
+namespace ofl::vm {
+namespace {
+
+using testing::CpuStream;
+using testing::kGenerousTimeout;
+using testing::Latch;
+using testing::MakeCpuBlob;
+using testing::ScopeGuard;
+using testing::SubmitWithoutWaiting;
+
+// What the recording kernel saw: its tag (attrs[0]) and the thread it ran on, in run order.
+struct KernelRun {
+  int64_t tag;
+  std::thread::id thread;
+};
+std::mutex runs_mu;
+std::vector<KernelRun> runs;
+std::atomic<int> running{0};
+
+// attrs: {tag, milliseconds to sleep first}.
+void RecordingKernel(const KernelContext& ctx) {
+  running.fetch_add(1);
+  if (ctx.attrs.at(1) > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ctx.attrs[1]));
+  std::lock_guard<std::mutex> lock(runs_mu);
+  runs.push_back({ctx.attrs.at(0), std::this_thread::get_id()});
+}
+
+void ThrowingKernel(const KernelContext&) {
+  throw InvalidArgument("inline_run_test: the kernel rejects value 7");
+}
+
+std::vector<KernelRun> TakeRuns() {
+  std::lock_guard<std::mutex> lock(runs_mu);
+  return std::exchange(runs, {});
+}
+
+// A float output of `bytes` bytes on cpu:0, as an operand.
+BlobArg Output(BlobPtr blob) {
+  BlobArg a;
+  a.shape = Shape({static_cast<int64_t>(blob->bytes() / 4)});
+  a.stride = Shape({1});
+  a.blob = std::move(blob);
+  return a;
+}
+
+InstrRef IssueOp(kernels::KernelFn fn, int64_t tag, int64_t sleep_ms, size_t bytes,
+                 std::vector<BlobArg> inputs = {}) {
+  InstrRef ref;
+  SubmitWithoutWaiting([&](InstructionsBuilder* b) {
+    ref = b->OpCall("inline_run_test", fn, std::move(inputs), {Output(MakeCpuBlob(bytes))},
+                    {tag, sleep_ms});
+  });
+  return ref;
+}
+
+class InlineRunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    VirtualMachine::Get().Sync();
+    // The worker counts an instruction as run a moment after it published it done.
+    ASSERT_TRUE(testing::WaitUntil([] { return CpuStream(StreamRole::kCompute)->idle(); }));
+    TakeRuns();
+    running = 0;
+  }
+  VirtualMachine& vm_ = VirtualMachine::Get();
+  ScopeGuard restore_{[limit = VirtualMachine::Get().inline_bytes()] {
+    VirtualMachine::Get().SetInlineBytes(limit);
+  }};
+};
+
+TEST_F(InlineRunTest, SmallOpOnAnIdleCpuStreamRunsOnTheIssuingThreadBeforeTheCallReturns) {
+  vm_.SetInlineBytes(32768);
+  InstrRef op = IssueOp(&RecordingKernel, 1, 0, 48);
+  EXPECT_TRUE(op->done());
+  const std::vector<KernelRun> r = TakeRuns();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].thread, std::this_thread::get_id());
+}
+
+TEST_F(InlineRunTest, OpAboveTheLimitGoesToTheWorker) {
+  vm_.SetInlineBytes(1024);
+  InstrRef op = IssueOp(&RecordingKernel, 1, 0, 4096);
+  vm_.Wait(op.get());
+  const std::vector<KernelRun> r = TakeRuns();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_NE(r[0].thread, std::this_thread::get_id());
+}
+
+TEST_F(InlineRunTest, LimitZeroNeverRunsInline) {
+  vm_.SetInlineBytes(0);
+  for (size_t bytes : {size_t{0}, size_t{4}, size_t{48}}) {
+    InstrRef op = IssueOp(&RecordingKernel, 1, 0, bytes);
+    vm_.Wait(op.get());
+  }
+  for (const KernelRun& r : TakeRuns()) EXPECT_NE(r.thread, std::this_thread::get_id());
+}
+
+TEST_F(InlineRunTest, OpBehindQueuedWorkOnItsStreamWaitsItsTurnOnTheWorker) {
+  vm_.SetInlineBytes(32768);
+  Latch gate;
+  SubmitWithoutWaiting([&](InstructionsBuilder* b) {
+    b->Function(
+        "inline_run_test_gate", {}, {}, [&] { gate.WaitFor(kGenerousTimeout); },
+        CpuStream(StreamRole::kCompute));
+  });
+  InstrRef op = IssueOp(&RecordingKernel, 1, 0, 48);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(op->done()) << "ran before the instruction queued ahead of it";
+  gate.Open();
+  vm_.Wait(op.get());
+  const std::vector<KernelRun> r = TakeRuns();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_NE(r[0].thread, std::this_thread::get_id());
+}
+
+TEST_F(InlineRunTest, OpWhoseInputIsPendingOnAnotherStreamWaitsForIt) {
+  vm_.SetInlineBytes(32768);
+  Latch gate;
+  BlobPtr input = MakeCpuBlob(48);
+  // The input's writer sits on the aux stream; the compute stream is idle.
+  SubmitWithoutWaiting([&](InstructionsBuilder* b) {
+    b->Function(
+        "inline_run_test_writer", {}, {input}, [&] { gate.WaitFor(kGenerousTimeout); },
+        CpuStream(StreamRole::kAux));
+  });
+  InstrRef op = IssueOp(&RecordingKernel, 1, 0, 48, {Output(input)});
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(op->done()) << "ran before its input was written";
+  gate.Open();
+  vm_.Wait(op.get());
+  const std::vector<KernelRun> r = TakeRuns();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_NE(r[0].thread, std::this_thread::get_id());
+}
+
+TEST_F(InlineRunTest, AnErrorOfAnInlineRunWaitsForTheNextWaitAndTheVmKeepsWorking) {
+  vm_.SetInlineBytes(32768);
+  InstrRef bad = IssueOp(&ThrowingKernel, 1, 0, 48);  // returns: the error is kept
+  EXPECT_TRUE(bad->done());
+  ASSERT_NE(bad->error(), nullptr);
+  try {
+    vm_.Sync();
+    FAIL() << "sync() did not re-throw the inline run's error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("the kernel rejects value 7"), std::string::npos)
+        << e.what();
+  }
+  InstrRef good = IssueOp(&RecordingKernel, 2, 0, 48);
+  EXPECT_NO_THROW(vm_.Sync());
+  EXPECT_EQ(TakeRuns().size(), 1u);
+}
+
+TEST_F(InlineRunTest, AnOpIssuedWhileAnotherThreadRunsOneInlineRunsAfterIt) {
+  vm_.SetInlineBytes(32768);
+  std::thread first([] { IssueOp(&RecordingKernel, 1, 200, 48); });  // holds the stream 200 ms
+  ASSERT_TRUE(testing::WaitUntil([] { return running.load() > 0; }));
+  // Issued from this thread while the stream is held: queued for the worker, which waits its turn.
+  InstrRef second = IssueOp(&RecordingKernel, 2, 0, 48);
+  EXPECT_FALSE(second->done());
+  first.join();
+  vm_.Wait(second.get());
+  const std::vector<KernelRun> r = TakeRuns();
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].tag, 1);
+  EXPECT_EQ(r[1].tag, 2);
+  EXPECT_NE(r[1].thread, std::this_thread::get_id()) << "ran inline although the stream was held";
+}
+
+}  // namespace
+}  // namespace ofl::vm
