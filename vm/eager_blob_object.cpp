@@ -17,6 +17,15 @@ void EagerBlobObject::Allocate(CachingAllocator* pool, bool* cache_hit, const ch
   if (life_.fetch_or(kHasBlock, std::memory_order_acq_rel) & kDead) pool_->MarkDead(block_);
 }
 
+bool EagerBlobObject::TryAllocateCached(CachingAllocator* pool, const char* owner) {
+  if (block_ != nullptr || bytes_ == 0) return true;
+  block_ = pool->TryAllocateCached(bytes_, owner);
+  if (block_ == nullptr) return false;
+  pool_ = pool;
+  life_.fetch_or(kHasBlock, std::memory_order_acq_rel);  // no instruction has seen the blob yet
+  return true;
+}
+
 void EagerBlobObject::MarkDead() {
   if (bytes_ == 0) return;
   // Acquire: seeing kHasBlock means block_ and pool_ are written.

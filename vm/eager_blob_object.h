@@ -47,6 +47,9 @@ class EagerBlobObject {
   // the blob's last user (a folded release) or its ReleaseTensor, or by the releasing thread when
   // every user has finished.
   void Allocate(CachingAllocator* pool, bool* cache_hit, const char* owner);
+  // Allocate from a cached block only (CachingAllocator::TryAllocateCached), before any instruction
+  // used the blob; returns whether the blob now has its memory.
+  bool TryAllocateCached(CachingAllocator* pool, const char* owner);
   void Free();
   // The blob's tensor died (VirtualMachine::Release, before it arranges the Free): its block counts
   // as free in the pool's stats from now on, or from its Allocate if that has not happened yet.

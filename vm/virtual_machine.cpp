@@ -255,6 +255,15 @@ void VirtualMachine::Submit(FastVector<InstrRef>& batch, bool back_pressure) {
   }
 }
 
+bool VirtualMachine::AllocateAtIssue(EagerBlobObject* blob, const char* owner) {
+  Stream* stream = blob->producer_stream();
+  if (stream->async() || tracing_.load(std::memory_order_relaxed) ||
+      shut_down_.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  return blob->TryAllocateCached(stream->pool(), owner);
+}
+
 bool VirtualMachine::ClaimInline(Instruction* instr, bool on_worker) {
   // A worker issuing work keeps it asynchronous: its own stream may be the one claimed, and the
   // work it issues may wait for what it runs.

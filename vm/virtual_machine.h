@@ -69,6 +69,13 @@ class VirtualMachine {
   // error is kept for the next wait like any error raised inside the VM.
   void Release(BlobPtr blob) noexcept;
 
+  // Gives a new blob (no instruction has used it) its memory on the calling thread, from a cached
+  // block of its device's pool, when that is safe and cannot fail: a synchronous device, tracing
+  // off (a trace wants the allocating instruction). Returns false when the caller must issue an
+  // instruction that allocates instead (its errors, out-of-memory included, then surface at the
+  // next wait as for any op).
+  bool AllocateAtIssue(EagerBlobObject* blob, const char* owner);
+
   // Blocks until the instruction is done. Does not re-throw the instruction's error; throws
   // ofl::Error with a hang report (every pending instruction and what it waits for) when no
   // instruction completed anywhere in the VM for the wait timeout. The instruction is then

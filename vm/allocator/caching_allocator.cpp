@@ -207,8 +207,18 @@ struct CachingAllocator::Impl {
     segments = nullptr;
   }
 
-  Block* Allocate(size_t bytes, bool* cache_hit, const char* owner, bool inject_failure) {
+  // cached_only: serve the request from a cached block or return null (nothing counted, no
+  // backend call, no error).
+  Block* Allocate(size_t bytes, bool* cache_hit, const char* owner, bool inject_failure,
+                  bool cached_only = false) {
     std::lock_guard<std::mutex> lock(mu);
+    if (cached_only) {
+      if (closed || bytes == 0 || bytes > kMaxRequest) return nullptr;
+      const size_t size = RoundUp(bytes, kRoundBytes);
+      if (bins[size <= kSmallRequest ? kSmallPool : kLargePool].Find(size) == nullptr) {
+        return nullptr;
+      }
+    }
     if (closed) {
       throw Error("CachingAllocator on " + device_name +
                   ": the pool was closed (the runtime shut down)");
@@ -516,6 +526,12 @@ CachingAllocator::Block* CachingAllocator::Allocate(size_t bytes, bool* cache_hi
     inject_failure = left == 1;
   }
   return impl_->Allocate(bytes, cache_hit, owner, inject_failure);
+}
+
+CachingAllocator::Block* CachingAllocator::TryAllocateCached(size_t bytes, const char* owner) {
+  // An armed fault belongs to the request that Allocate counts.
+  if (fail_countdown_.load(std::memory_order_relaxed) > 0) return nullptr;
+  return impl_->Allocate(bytes, nullptr, owner, false, /*cached_only=*/true);
 }
 
 void CachingAllocator::SetFailAt(int64_t n) {

@@ -115,6 +115,10 @@ class CachingAllocator {
   // cache emptied; the message names the device, the bytes asked for, allocated, reserved and the
   // largest free block.
   Block* Allocate(size_t bytes, bool* cache_hit = nullptr, const char* owner = nullptr);
+  // Allocate, served only from a cached block: null (and nothing counted) when no cached block
+  // fits, bytes is 0, the pool is closed or a fault is armed (SetFailAt). Never calls the backend,
+  // so it never fails for lack of memory.
+  Block* TryAllocateCached(size_t bytes, const char* owner = nullptr);
   void Free(Block* block);
   // The block's tensor died but device work using it may still be pending: from now on it counts
   // as free in stats() (and the observer hears kFree), though it is not handed out again until
