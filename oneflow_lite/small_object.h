@@ -11,6 +11,15 @@
 #include <new>
 #include <vector>
 
+// For the library's thread-locals on the per-op path: the initial-exec model reads one with a
+// single instruction, where a shared library's default model calls __tls_get_addr each time. They
+// are a few dozen bytes, well inside the static TLS that glibc keeps for libraries loaded later.
+#if defined(__GNUC__) && !defined(OFL_PLAIN_NEW)
+#define OFL_TLS_FAST __attribute__((tls_model("initial-exec")))
+#else
+#define OFL_TLS_FAST
+#endif
+
 namespace ofl {
 
 // Never returns null: throws std::bad_alloc.

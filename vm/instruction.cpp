@@ -51,20 +51,17 @@ void InstructionPolicy::Prepare(Instruction* instr) {
   }
 }
 
-OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel,
-                           std::vector<BlobArg> inputs, std::vector<BlobArg> outputs,
-                           std::vector<int64_t> attrs)
-    : op_name_(std::move(op_name)), kernel_(kernel) {
-  attrs_.assign(attrs.begin(), attrs.end());
-  inputs_.reserve(inputs.size());
-  outputs_.reserve(outputs.size());
-  byte_offsets_.reserve(inputs.size() + outputs.size());
-  reads_.reserve(inputs.size());
-  writes_.reserve(outputs.size());
-  auto take = [&](BlobArg& a, FastVector<kernels::TensorArg>* args, FastVector<BlobPtr>* blobs) {
-    args->push_back(kernels::TensorArg{nullptr, a.shape, a.stride, a.dtype});
-    byte_offsets_.push_back(ByteOffset(a.offset, a.dtype));
-    blobs->push_back(std::move(a.blob));
+OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel, Operands inputs,
+                           Operands outputs, const std::vector<int64_t>& attrs)
+    : op_name_(std::move(op_name)), kernel_(kernel), n_inputs_(inputs.size) {
+  if (!attrs.empty()) attrs_.assign(attrs.begin(), attrs.end());
+  operands_.reserve(inputs.size + outputs.size);
+  reads_.reserve(inputs.size);
+  writes_.reserve(outputs.size);
+  auto take = [&](const BlobArg& a, FastVector<BlobPtr>* blobs) {
+    operands_.push_back(Operand{kernels::TensorArg{nullptr, a.shape, a.stride, a.dtype},
+                                ByteOffset(a.offset, a.dtype)});
+    blobs->push_back(a.blob);
     int64_t bytes = 0;
     if (__builtin_mul_overflow(a.shape.numel(), static_cast<int64_t>(element_size(a.dtype)),
                                &bytes) ||
@@ -72,28 +69,35 @@ OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel,
       bytes_ = std::numeric_limits<int64_t>::max();
     }
   };
-  for (BlobArg& a : inputs) take(a, &inputs_, &reads_);
-  for (BlobArg& a : outputs) take(a, &outputs_, &writes_);
+  for (size_t i = 0; i < inputs.size; ++i) take(inputs.data[i], &reads_);
+  for (size_t i = 0; i < outputs.size; ++i) take(outputs.data[i], &writes_);
 }
 
 void OpCallPolicy::Compute(Instruction* instr) {
   // The worker fills a context of its own instead of writing into the policy: the issuing thread
   // frees the policy later, and lines the worker dirtied would have to travel back to its core.
-  thread_local kernels::KernelContext ctx;
-  ctx.inputs.assign(inputs_.begin(), inputs_.end());
-  ctx.outputs.assign(outputs_.begin(), outputs_.end());
+  static thread_local kernels::KernelContext ctx OFL_TLS_FAST;
+  const size_t n_in = n_inputs_;
+  const size_t n_out = operands_.size() - n_in;
+  ctx.inputs.resize(n_in);
+  ctx.outputs.resize(n_out);
+  for (size_t i = 0; i < n_in; ++i) {
+    const Operand& op = operands_[i];
+    kernels::TensorArg& a = ctx.inputs[i];
+    a = op.arg;
+    char* base = reads_[i]->data();
+    a.data = base ? base + op.byte_offset : nullptr;
+  }
+  for (size_t i = 0; i < n_out; ++i) {
+    const Operand& op = operands_[n_in + i];
+    kernels::TensorArg& a = ctx.outputs[i];
+    a = op.arg;
+    char* base = writes_[i]->data();
+    a.data = base ? base + op.byte_offset : nullptr;
+  }
   ctx.attrs.assign(attrs_.begin(), attrs_.end());
   ctx.stream = instr->stream()->native();
   ctx.device_index = instr->stream()->device().index();
-  const size_t n_in = ctx.inputs.size();
-  for (size_t i = 0; i < n_in; ++i) {
-    char* base = reads_[i]->data();
-    ctx.inputs[i].data = base ? base + byte_offsets_[i] : nullptr;
-  }
-  for (size_t i = 0; i < ctx.outputs.size(); ++i) {
-    char* base = writes_[i]->data();
-    ctx.outputs[i].data = base ? base + byte_offsets_[n_in + i] : nullptr;
-  }
   kernel_(ctx);
 }
 

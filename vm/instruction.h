@@ -70,23 +70,33 @@ class InstructionPolicy : public FastNew {
 
 class OpCallPolicy final : public InstructionPolicy {
  public:
-  OpCallPolicy(std::string op_name, kernels::KernelFn kernel, std::vector<BlobArg> inputs,
-               std::vector<BlobArg> outputs, std::vector<int64_t> attrs);
+  // A run of operands, copied by the constructor.
+  struct Operands {
+    const BlobArg* data = nullptr;
+    size_t size = 0;
+  };
+  OpCallPolicy(std::string op_name, kernels::KernelFn kernel, Operands inputs, Operands outputs,
+               const std::vector<int64_t>& attrs);
   const char* policy_name() const override { return "OpCall"; }
   const std::string& op_name() const override { return op_name_; }
   void Compute(Instruction* instr) override;
   int64_t InlineBytes() const override { return bytes_; }
 
  private:
+  // An operand as the kernel will see it, less its data pointer (base + byte offset, filled in by
+  // Compute once the blob has memory).
+  struct Operand {
+    kernels::TensorArg arg;
+    int64_t byte_offset = 0;
+  };
   std::string op_name_;
   kernels::KernelFn kernel_;
   int64_t bytes_ = 0;  // the logical bytes of every operand (saturating)
-  // Built at issue time; Compute copies it and fills in the data pointers (base + byte offset).
-  // Kept in the library's small-object vectors, not a KernelContext (whose std::vectors would cost
-  // three heap allocations per op on the issuing thread).
-  FastVector<kernels::TensorArg> inputs_, outputs_;
+  // Inputs first, then outputs: one allocation for all of them, in the library's small-object
+  // allocator (a KernelContext's std::vectors would cost more allocations on the issuing thread).
+  FastVector<Operand> operands_;
+  size_t n_inputs_ = 0;
   FastVector<int64_t> attrs_;
-  FastVector<int64_t> byte_offsets_;  // inputs first, then outputs
 };
 
 // Runs a callback on the stream's worker with the view's bytes; const = read, mut = write.

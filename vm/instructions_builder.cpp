@@ -1,5 +1,7 @@
 #include "vm/instructions_builder.h"
 
+#include "oneflow_lite/error.h"
+
 namespace ofl::vm {
 
 InstrRef InstructionsBuilder::Add(Stream* stream, std::unique_ptr<InstructionPolicy> policy) {
@@ -9,13 +11,31 @@ InstrRef InstructionsBuilder::Add(Stream* stream, std::unique_ptr<InstructionPol
 
 InstrRef InstructionsBuilder::OpCall(std::string op_name, kernels::KernelFn kernel,
                                      std::vector<BlobArg> inputs, std::vector<BlobArg> outputs,
-                                     std::vector<int64_t> attrs, Stream* stream) {
+                                     const std::vector<int64_t>& attrs, Stream* stream) {
+  return OpCall(std::move(op_name), kernel, OpCallPolicy::Operands{inputs.data(), inputs.size()},
+                OpCallPolicy::Operands{outputs.data(), outputs.size()}, attrs, stream);
+}
+
+InstrRef InstructionsBuilder::OpCall(std::string op_name, kernels::KernelFn kernel,
+                                     std::initializer_list<BlobArg> inputs,
+                                     std::initializer_list<BlobArg> outputs,
+                                     const std::vector<int64_t>& attrs, Stream* stream) {
+  return OpCall(std::move(op_name), kernel, OpCallPolicy::Operands{inputs.begin(), inputs.size()},
+                OpCallPolicy::Operands{outputs.begin(), outputs.size()}, attrs, stream);
+}
+
+InstrRef InstructionsBuilder::OpCall(std::string op_name, kernels::KernelFn kernel,
+                                     OpCallPolicy::Operands inputs, OpCallPolicy::Operands outputs,
+                                     const std::vector<int64_t>& attrs, Stream* stream) {
   if (stream == nullptr) {
-    const BlobArg& anchor = outputs.empty() ? inputs.at(0) : outputs[0];
+    if (outputs.size == 0 && inputs.size == 0) {
+      throw InvalidArgument(op_name + ": an op call needs an operand to pick its stream");
+    }
+    const BlobArg& anchor = outputs.size == 0 ? inputs.data[0] : outputs.data[0];
     stream = anchor.blob->producer_stream();
   }
-  return Add(stream, std::make_unique<OpCallPolicy>(std::move(op_name), kernel, std::move(inputs),
-                                                    std::move(outputs), std::move(attrs)));
+  return Add(stream,
+             std::make_unique<OpCallPolicy>(std::move(op_name), kernel, inputs, outputs, attrs));
 }
 
 InstrRef InstructionsBuilder::AccessBlobByCallback(std::string op_name, BlobArg arg,

@@ -2,6 +2,7 @@
 // PhysicalRun, which hands the batch to the VM in one submission.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,8 +17,12 @@ class InstructionsBuilder {
  public:
   // stream == nullptr: the compute stream of the first output's (or the accessed blob's) device.
   InstrRef OpCall(std::string op_name, kernels::KernelFn kernel, std::vector<BlobArg> inputs,
-                  std::vector<BlobArg> outputs, std::vector<int64_t> attrs = {},
+                  std::vector<BlobArg> outputs, const std::vector<int64_t>& attrs = {},
                   Stream* stream = nullptr);
+  // The same, for operands written in place (`{x.arg()}`): no vector is made for them.
+  InstrRef OpCall(std::string op_name, kernels::KernelFn kernel,
+                  std::initializer_list<BlobArg> inputs, std::initializer_list<BlobArg> outputs,
+                  const std::vector<int64_t>& attrs = {}, Stream* stream = nullptr);
   // caller_memory: see AccessBlobByCallbackPolicy.
   InstrRef AccessBlobByCallback(std::string op_name, BlobArg arg,
                                 AccessBlobByCallbackPolicy::Callback cb, AccessModifier modifier,
@@ -36,6 +41,9 @@ class InstructionsBuilder {
 
  private:
   InstrRef Add(Stream* stream, std::unique_ptr<InstructionPolicy> policy);
+  InstrRef OpCall(std::string op_name, kernels::KernelFn kernel, OpCallPolicy::Operands inputs,
+                  OpCallPolicy::Operands outputs, const std::vector<int64_t>& attrs,
+                  Stream* stream);
   FastVector<InstrRef> instructions_;
 };
 

@@ -19,9 +19,9 @@ namespace ofl::vm {
 namespace {
 // The traced instruction this worker is running (0 when none), so that the pool events its
 // Prepare and frees cause can name it.
-thread_local uint64_t current_traced_instruction = 0;
+thread_local uint64_t current_traced_instruction OFL_TLS_FAST = 0;
 // The instruction this thread runs as a stream worker (see RunningInstruction).
-thread_local Instruction* running_instruction = nullptr;
+thread_local Instruction* running_instruction OFL_TLS_FAST = nullptr;
 }  // namespace
 
 Instruction* VirtualMachine::RunningInstruction() { return running_instruction; }
