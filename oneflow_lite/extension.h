@@ -108,7 +108,7 @@ class DeviceBackend {
 // a bad name or a null backend.
 void register_device_backend(const std::string& type, std::shared_ptr<DeviceBackend> backend);
 
-// Strides of a view, in elements: stored inline like a Shape (at most kMaxDims).
+// Strides of a view, in elements: a Shape (at most kMaxDims, six of them inline).
 using Strides = Shape;
 
 // One operand as a kernel sees it.
@@ -116,7 +116,7 @@ struct TensorArg {
   void* data = nullptr;  // device pointer to the view's first element (offset applied); may be
                          // null when shape.numel() == 0
   Shape shape;
-  Strides stride;  // in elements, one per dim (inline storage, like Shape)
+  Strides stride;  // in elements, one per dim
   DType dtype = DType::kFloat32;
 };
 

@@ -1,5 +1,6 @@
 #include "oneflow_lite/shape.h"
 
+#include <cstring>
 #include <limits>
 #include <sstream>
 
@@ -21,45 +22,70 @@ Shape::Shape(std::initializer_list<int64_t> dims)
 
 Shape::Shape(const std::vector<int64_t>& dims) {
   CheckRank(static_cast<int64_t>(dims.size()));
-  ndim_ = static_cast<int>(dims.size());
-  for (int i = 0; i < ndim_; ++i) dims_[i] = dims[i];
+  Resize(static_cast<int>(dims.size()));
+  if (ndim_ > 0) std::memcpy(data(), dims.data(), sizeof(int64_t) * ndim_);
 }
 
 Shape::Shape(const int64_t* dims, int ndim) {
   CheckRank(ndim);
+  Resize(ndim);
+  if (ndim_ > 0) std::memcpy(data(), dims, sizeof(int64_t) * ndim_);
+}
+
+void Shape::Resize(int ndim) {
+  if (ndim > kInlineDims) heap_ = new int64_t[kMaxDims];
   ndim_ = ndim;
-  for (int i = 0; i < ndim_; ++i) dims_[i] = dims[i];
+}
+
+void Shape::CopyFrom(const Shape& other) {
+  if (other.ndim_ <= kInlineDims) {
+    std::memcpy(inline_, other.inline_, sizeof(inline_));
+    ndim_ = other.ndim_;
+    return;
+  }
+  Resize(other.ndim_);
+  std::memcpy(heap_, other.heap_, sizeof(int64_t) * ndim_);
+}
+
+void Shape::MoveFrom(Shape* other) noexcept {
+  std::memcpy(inline_, other->inline_, sizeof(inline_));  // the heap pointer too, if any
+  ndim_ = other->ndim_;
+  other->ndim_ = 0;
 }
 
 int64_t Shape::numel() const {
   // Saturates instead of overflowing, so that an unchecked shape cannot cause undefined behaviour;
   // ops reject such shapes with a clear error (ops::CheckShape).
+  const int64_t* d = data();
   int64_t n = 1;
   bool overflow = false;
   for (int i = 0; i < ndim_; ++i) {
-    if (dims_[i] == 0) return 0;
-    if (__builtin_mul_overflow(n, dims_[i], &n)) overflow = true;
+    if (d[i] == 0) return 0;
+    if (__builtin_mul_overflow(n, d[i], &n)) overflow = true;
   }
   return overflow ? std::numeric_limits<int64_t>::max() : n;
 }
 
 void Shape::push_back(int64_t d) {
   CheckRank(ndim_ + 1);
-  dims_[ndim_++] = d;
+  if (ndim_ == kInlineDims) {
+    int64_t* heap = new int64_t[kMaxDims];
+    std::memcpy(heap, inline_, sizeof(inline_));
+    heap_ = heap;
+  }
+  ++ndim_;
+  data()[ndim_ - 1] = d;
 }
 
 std::string Shape::str() const {
   std::string s = "(";
-  for (int i = 0; i < ndim_; ++i) s += std::to_string(dims_[i]) + ",";
+  for (int i = 0; i < ndim_; ++i) s += std::to_string((*this)[i]) + ",";
   return s + ")";
 }
 
 bool operator==(const Shape& a, const Shape& b) {
   if (a.ndim_ != b.ndim_) return false;
-  for (int i = 0; i < a.ndim_; ++i) {
-    if (a.dims_[i] != b.dims_[i]) return false;
-  }
-  return true;
+  return a.ndim_ == 0 || std::memcmp(a.data(), b.data(), sizeof(int64_t) * a.ndim_) == 0;
 }
 
 std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.str(); }

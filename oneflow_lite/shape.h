@@ -1,5 +1,5 @@
-// Shape: the int64 sizes of a tensor, stored inline (at most kMaxDims) so that copying one never
-// touches the heap on the per-op path.
+// Shape: the int64 sizes of a tensor (at most kMaxDims). Up to six are stored inline, so that
+// copying a usual shape never touches the heap on the per-op path.
 #pragma once
 
 #include <array>
@@ -20,14 +20,33 @@ class Shape {
   Shape(std::initializer_list<int64_t> dims);
   explicit Shape(const std::vector<int64_t>& dims);
   Shape(const int64_t* dims, int ndim);
+  Shape(const Shape& other) { CopyFrom(other); }
+  Shape(Shape&& other) noexcept { MoveFrom(&other); }
+  Shape& operator=(const Shape& other) {
+    if (this != &other) {
+      Release();
+      CopyFrom(other);
+    }
+    return *this;
+  }
+  Shape& operator=(Shape&& other) noexcept {
+    if (this != &other) {
+      Release();
+      MoveFrom(&other);
+    }
+    return *this;
+  }
+  ~Shape() { Release(); }
 
   int64_t size() const { return ndim_; }
   int ndim() const { return ndim_; }
-  int64_t operator[](int64_t i) const { return dims_[static_cast<size_t>(i)]; }
-  int64_t& operator[](int64_t i) { return dims_[static_cast<size_t>(i)]; }
-  const int64_t* begin() const { return dims_.data(); }
-  const int64_t* end() const { return dims_.data() + ndim_; }
-  const int64_t* data() const { return dims_.data(); }
+  // i must be below ndim().
+  int64_t operator[](int64_t i) const { return data()[i]; }
+  int64_t& operator[](int64_t i) { return data()[i]; }
+  const int64_t* begin() const { return data(); }
+  const int64_t* end() const { return data() + ndim_; }
+  const int64_t* data() const { return ndim_ <= kInlineDims ? inline_ : heap_; }
+  int64_t* data() { return ndim_ <= kInlineDims ? inline_ : heap_; }
   // Product of the dims (1 for a 0-dim shape); INT64_MAX when it does not fit in int64.
   int64_t numel() const;
   std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
@@ -38,8 +57,23 @@ class Shape {
   friend bool operator!=(const Shape& a, const Shape& b) { return !(a == b); }
 
  private:
-  std::array<int64_t, kMaxDims> dims_{};
+  // Up to this many dims live inside the object (a copy is a fixed 56-byte move); more go to a
+  // heap array of kMaxDims. Tensors rarely have more, and small objects keep the per-op path and
+  // each live tensor cheap.
+  static constexpr int kInlineDims = 6;
+  void CopyFrom(const Shape& other);
+  void MoveFrom(Shape* other) noexcept;
+  void Release() noexcept {
+    if (ndim_ > kInlineDims) delete[] heap_;
+  }
+  // Makes room for `ndim` dims (the object is empty: ndim_ == 0) and sets ndim_.
+  void Resize(int ndim);
+
   int ndim_ = 0;
+  union {
+    int64_t inline_[kInlineDims] = {};
+    int64_t* heap_;  // kMaxDims entries, when ndim_ > kInlineDims
+  };
 };
 
 std::ostream& operator<<(std::ostream& os, const Shape& s);

@@ -115,6 +115,37 @@ TEST(ShapeTest, MoreThanTwentyFiveDimsIsInvalidArgument) {
   });
 }
 
+// Up to six dims live inside the object, more on the heap: every copy, move and growth across that
+// line keeps each dim, and no two shapes share storage (ASan sees the heap side).
+TEST(ShapeTest, CopiesMovesAndGrowthAcrossTheInlineLimitKeepEveryDim) {
+  for (int n = 0; n <= kMaxDims; ++n) {
+    std::vector<int64_t> dims(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) dims[i] = 100 + i;
+    const Shape a(dims);
+    Shape copy(a);
+    EXPECT_EQ(copy.vec(), dims) << n;
+    copy = a;  // assign over a shape of the same size
+    EXPECT_EQ(copy.vec(), dims) << n;
+    if (n > 0) copy[n - 1] = -1;
+    EXPECT_EQ(a.vec(), dims) << "a copy shares storage with its source, n=" << n;
+    Shape moved(std::move(copy));
+    EXPECT_EQ(moved.ndim(), n);
+    EXPECT_EQ(copy.ndim(), 0);  // NOLINT(bugprone-use-after-move): moved-from is empty
+    Shape small{7};
+    small = a;  // one dim -> n dims
+    EXPECT_EQ(small, a) << n;
+    Shape big(a);
+    big = Shape{1, 2};  // n dims -> two
+    EXPECT_EQ(big.vec(), (std::vector<int64_t>{1, 2})) << n;
+    big = std::move(small);
+    EXPECT_EQ(big, a) << n;
+    Shape grown;
+    for (int i = 0; i < n; ++i) grown.push_back(100 + i);
+    EXPECT_EQ(grown, a) << n;
+    EXPECT_EQ(grown.numel() > 0, true);
+  }
+}
+
 TEST(ShapeTest, ContiguousStrides) {
   EXPECT_EQ(ContiguousStrides(Shape({2, 3, 4})), (std::vector<int64_t>{12, 4, 1}));
   EXPECT_EQ(ContiguousStrides(Shape({5})), (std::vector<int64_t>{1}));
