@@ -122,6 +122,25 @@ TEST(CachingAllocatorTest, ExactHoleIsReusedBeforeSplittingTheTail) {
   for (auto* blk : {a, c, d}) alloc->Free(blk);
 }
 
+TEST(CachingAllocatorTest, TinyRequestsTakeSixtyFourByteClassesPackedSideBySide) {
+  auto alloc = MakeCpuAllocator();
+  const std::pair<size_t, size_t> rounding[] = {{1, 64},    {48, 64},   {64, 64},   {65, 128},
+                                                {100, 128}, {448, 448}, {449, 512}, {511, 512},
+                                                {512, 512}, {513, 1024}};
+  for (const auto& [request, size] : rounding) {
+    auto* b = alloc->Allocate(request);
+    EXPECT_EQ(CachingAllocator::Size(b), size) << request;
+    alloc->Free(b);
+  }
+  // A (4,3) float tensor holds 64 bytes, and the next one sits right after it.
+  auto* a = alloc->Allocate(48);
+  auto* b = alloc->Allocate(48);
+  EXPECT_EQ(Addr(b), Addr(a) + 64);
+  EXPECT_EQ(alloc->stats().allocated_bytes, 128);
+  alloc->Free(a);
+  alloc->Free(b);
+}
+
 TEST(CachingAllocatorTest, EveryBlockIsAlignedAndRoundedForOddSizes) {
   auto alloc = MakeCpuAllocator();
   std::vector<CachingAllocator::Block*> blocks;
@@ -131,7 +150,8 @@ TEST(CachingAllocatorTest, EveryBlockIsAlignedAndRoundedForOddSizes) {
   for (size_t size : sizes) {
     auto* b = alloc->Allocate(size);
     EXPECT_EQ(Addr(b) % CachingAllocator::kAlignment, 0u) << size;
-    EXPECT_EQ(CachingAllocator::Size(b) % 512, 0u) << size;
+    // Size classes of 64 bytes below 512, multiples of 512 from there.
+    EXPECT_EQ(CachingAllocator::Size(b) % (size < 512 ? 64 : 512), 0u) << size;
     EXPECT_GE(CachingAllocator::Size(b), size);
     std::memset(CachingAllocator::Data(b), 0xab, size);  // the whole request is usable
     blocks.push_back(b);

@@ -49,8 +49,8 @@ constexpr int64_t kLowWater = 512;
 // The VM's defaults, restored after the run (as tests/vm/back_pressure_test.cpp does).
 constexpr int64_t kDefaultHigh = 16384;
 constexpr int64_t kDefaultLow = 8192;
-// Every block the pool hands out for a tensor of <= 8 floats is one 512-byte size class.
-constexpr int64_t kBlockBytes = 512;
+// Every block the pool hands out for a tensor of <= 8 floats is one 64-byte size class.
+constexpr int64_t kBlockBytes = 64;
 
 int64_t EnvInt(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);

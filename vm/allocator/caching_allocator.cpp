@@ -19,10 +19,12 @@ namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
 
-// Requests are rounded to this granularity, which also keeps every block 512-byte aligned inside a
-// page-aligned segment (well above kAlignment).
-constexpr int kRoundShift = 9;
-constexpr size_t kRoundBytes = size_t{1} << kRoundShift;
+// Requests below kRoundBytes are rounded to kTinyBytes (size classes of 64 bytes, so a 48-byte
+// tensor holds 64, not 512); larger ones to kRoundBytes, which keeps the bins of everyday sizes
+// few. Every block starts at a multiple of kTinyBytes inside a page-aligned segment (= kAlignment).
+constexpr int kBinShift = 6;
+constexpr size_t kTinyBytes = size_t{1} << kBinShift;
+constexpr size_t kRoundBytes = 512;
 // Requests up to kSmallRequest share 2 MiB segments; anything larger gets its own segment so small
 // blocks never pin big ones.
 constexpr size_t kSmallRequest = 1 * kMiB;
@@ -31,7 +33,7 @@ constexpr size_t kLargeRound = 2 * kMiB;
 // A large block is only split when the leftover is worth keeping as a block of its own; smaller
 // leftovers stay attached (and counted) to the block.
 constexpr size_t kLargeMinRemainder = 1 * kMiB;
-constexpr size_t kSmallMinRemainder = kRoundBytes;
+constexpr size_t kSmallMinRemainder = kTinyBytes;
 // Anything above this cannot even be rounded to a segment size without overflowing.
 constexpr size_t kMaxRequest = std::numeric_limits<size_t>::max() & ~(kLargeRound - 1);
 
@@ -55,7 +57,14 @@ inline size_t RoundUp(size_t value, size_t multiple) {
   return (value + multiple - 1) & ~(multiple - 1);
 }
 
-// Maps a size (in kRoundBytes units) to its bin. Sizes below kSlCount units get one bin each;
+static_assert(kTinyBytes % CachingAllocator::kAlignment == 0, "blocks must stay aligned");
+
+// The size a request of `bytes` (at most kMaxRequest) is served with.
+inline size_t RoundRequest(size_t bytes) {
+  return RoundUp(bytes, bytes < kRoundBytes ? kTinyBytes : kRoundBytes);
+}
+
+// Maps a size (in kTinyBytes units) to its bin. Sizes below kSlCount units get one bin each;
 // above, each power of two [2^l, 2^(l+1)) is cut into kSlCount equal bins.
 inline void MapToBin(size_t units, int* fl, int* sl) {
   if (units < static_cast<size_t>(kSlCount)) {
@@ -128,7 +137,7 @@ struct FreeBins {
 
   void Insert(Block* b) {
     int fl, sl;
-    MapToBin(b->size >> kRoundShift, &fl, &sl);
+    MapToBin(b->size >> kBinShift, &fl, &sl);
     Block* head = heads[fl][sl];
     b->free_prev = nullptr;
     b->free_next = head;
@@ -143,7 +152,7 @@ struct FreeBins {
       b->free_prev->free_next = b->free_next;
     } else {
       int fl, sl;
-      MapToBin(b->size >> kRoundShift, &fl, &sl);
+      MapToBin(b->size >> kBinShift, &fl, &sl);
       heads[fl][sl] = b->free_next;
       if (b->free_next == nullptr) {
         sl_bitmap[fl] &= ~(uint32_t{1} << sl);
@@ -157,7 +166,7 @@ struct FreeBins {
   // A free block of at least `size` bytes, close to the smallest such block, or null.
   Block* Find(size_t size) const {
     int fl, sl;
-    MapToBin(size >> kRoundShift, &fl, &sl);
+    MapToBin(size >> kBinShift, &fl, &sl);
     // The request's own bin may hold blocks both smaller and larger than it; a short look there
     // finds exact-size holes that the rounded-up search below would skip.
     int scanned = 0;
@@ -214,7 +223,7 @@ struct CachingAllocator::Impl {
     std::lock_guard<std::mutex> lock(mu);
     if (cached_only) {
       if (closed || bytes == 0 || bytes > kMaxRequest) return nullptr;
-      const size_t size = RoundUp(bytes, kRoundBytes);
+      const size_t size = RoundRequest(bytes);
       if (bins[size <= kSmallRequest ? kSmallPool : kLargePool].Find(size) == nullptr) {
         return nullptr;
       }
@@ -238,7 +247,7 @@ struct CachingAllocator::Impl {
     // means a failed refill leaves the pool untouched.
     if (spare == nullptr || spare->free_next == nullptr) RefillMetadata();
 
-    const size_t size = RoundUp(bytes, kRoundBytes);
+    const size_t size = RoundRequest(bytes);
     const PoolKind kind = size <= kSmallRequest ? kSmallPool : kLargePool;
     FreeBins& pool = bins[kind];
     Block* b = pool.Find(size);
