@@ -494,9 +494,35 @@ void VirtualMachine::RecordError(const VmErrorPtr& err) {
   unreported_.push_back(err);
 }
 
+void VirtualMachine::ForgetInDependences(Instruction* instr) {
+  const InstructionPolicy* policy = instr->policy();
+  if (policy == nullptr) return;
+  for (const BlobPtr& blob : policy->writes()) {
+    Dependence& dep = blob->dependence();
+    if (dep.last_writer.get() == instr) dep.last_writer.reset();
+  }
+  for (const BlobPtr& blob : policy->reads()) {
+    FastVector<InstrRef>& readers = blob->dependence().readers;
+    for (size_t i = 0; i < readers.size(); ++i) {
+      if (readers[i].get() == instr) {
+        readers[i] = std::move(readers.back());
+        readers.pop_back();
+        break;
+      }
+    }
+  }
+}
+
 void VirtualMachine::Reap(bool all, Graveyard* graveyard) {
   auto retire = [&](Instruction* instr) {
-    if (instr->trace) RecordTrace(instr);
+    if (instr->trace) {
+      RecordTrace(instr);
+    } else {
+      // A finished instruction orders nothing (Connect and Release skip it), so the blobs it used
+      // let go of it: a live tensor must not keep its producer's instruction alive. A traced one
+      // stays, so that the trace shows edges to it.
+      ForgetInDependences(instr);
+    }
     // Dropping the policy releases the blobs it held: a finished instruction left in a blob's
     // dependence must not keep other blobs (and, through them, itself) alive.
     graveyard->Add(instr->ReleaseOperands());

@@ -216,6 +216,8 @@ class VirtualMachine {
   // Their policies are moved to `graveyard`, to be destroyed after the submit lock is released:
   // a policy may hold the last handle of a tensor, whose death submits a ReleaseTensor.
   void Reap(bool all, Graveyard* graveyard);
+  // Drops the references that the blobs instr used keep to it (instr finished; submit lock held).
+  void ForgetInDependences(Instruction* instr);
   void RecordError(const VmErrorPtr& err);
   void WaitForCapacity();
 
