@@ -54,6 +54,6 @@ struct MemorySnapshot {
 
 // Takes the pool's lock once, so the picture is consistent even while work runs (sync() first to
 // see the memory of finished work only). Throws DeviceError for a device this build cannot use.
-MemorySnapshot memory_snapshot(const Device& device = Device("cpu"));
+MemorySnapshot memory_snapshot(const Device& device = Device(DeviceType::kCPU, 0));
 
 }  // namespace ofl

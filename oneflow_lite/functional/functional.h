@@ -15,12 +15,13 @@
 namespace ofl {
 
 Tensor empty(const Shape& shape, DType dtype = DType::kFloat32,
-             const Device& device = Device("cpu"));
+             const Device& device = Device(DeviceType::kCPU, 0));
 // Copies `data` (numel * element_size bytes, row-major) before returning.
 Tensor from_host(const void* data, const Shape& shape, DType dtype,
-                 const Device& device = Device("cpu"));
+                 const Device& device = Device(DeviceType::kCPU, 0));
 template <class T>
-Tensor tensor(const std::vector<T>& data, const Shape& shape, const Device& device = Device("cpu"));
+Tensor tensor(const std::vector<T>& data, const Shape& shape,
+              const Device& device = Device(DeviceType::kCPU, 0));
 
 Tensor expand(const Tensor& x, const std::vector<int64_t>& sizes);
 Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);

@@ -31,12 +31,13 @@ CPU_COUNTER = "caller_cpu_ns_per_op"
 LARGE = r"expand_rows|expand_cols|repeat_2d|repeat_4d"
 # (case regex, baseline impl regex (the strictest matching baseline is used), least speedup, text)
 RELATIVE_TARGETS = [
-    (r"tiny_expand_contiguous", r"torch/threads:1", 2.5, ">= 2.5x libtorch expand().contiguous()"),
-    (r"tiny_repeat", r"torch/threads:1", 5.0, ">= 5x libtorch repeat"),
+    # One run's view; the tiny-ops targets are judged over five runs by five_runs.py.
+    (r"tiny_expand_contiguous", r"torch/threads:1", 3.0, ">= 3x libtorch expand().contiguous()"),
+    (r"tiny_repeat", r"torch/threads:1", 6.0, ">= 6x libtorch repeat"),
     (r"tiny_empty", r"torch/threads:1", 1.5, ">= 1.5x libtorch empty"),
     (LARGE, r"torch_op/threads:\d+", 5.0, ">= 5x libtorch's op (best thread count)"),
     (LARGE, r"torch_into/threads:\d+", 1.0, ">= libtorch's kernel into an allocated output"),
-    (LARGE, r"memset", 1 / 1.3, "within 1.3x of memset of the output bytes"),
+    (LARGE, r"memset", 1 / 1.2, "within 1.2x of memset of the output bytes"),
     (r"boxing_s0_to_b_64MiB", r"mpi_allgather", 1 / 1.15, "within 1.15x of MPI_Allgather"),
     (r"boxing_p_to_b_64MiB", r"mpi_allreduce", 1 / 1.15, "within 1.15x of MPI_Allreduce"),
 ]
