@@ -103,11 +103,17 @@ void OpCallPolicy::Compute(Instruction* instr) {
 
 AccessBlobByCallbackPolicy::AccessBlobByCallbackPolicy(std::string op_name, BlobArg arg,
                                                        Callback cb, AccessModifier modifier,
-                                                       bool caller_memory)
+                                                       bool caller_memory, bool bounded_copy)
     : op_name_(std::move(op_name)),
       arg_(std::move(arg)),
       cb_(std::move(cb)),
       caller_memory_(caller_memory) {
+  int64_t bytes = 0;
+  if (bounded_copy &&
+      !__builtin_mul_overflow(arg_.shape.numel(), static_cast<int64_t>(element_size(arg_.dtype)),
+                              &bytes)) {
+    inline_bytes_ = bytes;
+  }
   if (modifier == AccessModifier::kMut) {
     writes_.push_back(arg_.blob);
   } else {

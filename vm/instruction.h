@@ -101,22 +101,26 @@ class OpCallPolicy final : public InstructionPolicy {
 
 // Runs a callback on the stream's worker with the view's bytes; const = read, mut = write.
 // `caller_memory`: the callback touches memory the caller owns (see TouchesCallerMemory); such a
-// callback must be a bounded copy, never something that can block.
+// callback must be a bounded copy, never something that can block. `bounded_copy`: the callback
+// only copies the view's bytes (and may allocate their destination), so a small one may run inline
+// on the issuing thread like a small op call (a callback that can block must leave it false).
 class AccessBlobByCallbackPolicy final : public InstructionPolicy {
  public:
   using Callback = std::function<void(const kernels::TensorArg&)>;
   AccessBlobByCallbackPolicy(std::string op_name, BlobArg arg, Callback cb, AccessModifier modifier,
-                             bool caller_memory = false);
+                             bool caller_memory = false, bool bounded_copy = false);
   const char* policy_name() const override { return "AccessBlobByCallback"; }
   const std::string& op_name() const override { return op_name_; }
   void Compute(Instruction* instr) override;
   bool TouchesCallerMemory() const override { return caller_memory_; }
+  int64_t InlineBytes() const override { return inline_bytes_; }
 
  private:
   std::string op_name_;
   BlobArg arg_;
   Callback cb_;
   bool caller_memory_;
+  int64_t inline_bytes_ = -1;  // the view's bytes when bounded_copy, else -1
 };
 
 // Returns a dead tensor's block to its pool; a write, so it runs after every earlier user. The

@@ -41,11 +41,11 @@ InstrRef InstructionsBuilder::OpCall(std::string op_name, kernels::KernelFn kern
 InstrRef InstructionsBuilder::AccessBlobByCallback(std::string op_name, BlobArg arg,
                                                    AccessBlobByCallbackPolicy::Callback cb,
                                                    AccessModifier modifier, Stream* stream,
-                                                   bool caller_memory) {
+                                                   bool caller_memory, bool bounded_copy) {
   if (stream == nullptr) stream = arg.blob->producer_stream();
-  return Add(stream,
-             std::make_unique<AccessBlobByCallbackPolicy>(std::move(op_name), std::move(arg),
-                                                          std::move(cb), modifier, caller_memory));
+  return Add(stream, std::make_unique<AccessBlobByCallbackPolicy>(
+                         std::move(op_name), std::move(arg), std::move(cb), modifier, caller_memory,
+                         bounded_copy));
 }
 
 InstrRef InstructionsBuilder::ReleaseTensor(BlobPtr blob) {

@@ -23,10 +23,11 @@ class InstructionsBuilder {
   InstrRef OpCall(std::string op_name, kernels::KernelFn kernel,
                   std::initializer_list<BlobArg> inputs, std::initializer_list<BlobArg> outputs,
                   const std::vector<int64_t>& attrs = {}, Stream* stream = nullptr);
-  // caller_memory: see AccessBlobByCallbackPolicy.
+  // caller_memory, bounded_copy: see AccessBlobByCallbackPolicy.
   InstrRef AccessBlobByCallback(std::string op_name, BlobArg arg,
                                 AccessBlobByCallbackPolicy::Callback cb, AccessModifier modifier,
-                                Stream* stream = nullptr, bool caller_memory = false);
+                                Stream* stream = nullptr, bool caller_memory = false,
+                                bool bounded_copy = false);
   // On the blob's producer stream, after every earlier reader and writer.
   InstrRef ReleaseTensor(BlobPtr blob);
   InstrRef Barrier(Stream* stream);

@@ -77,7 +77,8 @@ Tensor from_host(const void* data, const Shape& shape, DType dtype, const Device
         [staging, src, bytes](const kernels::TensorArg& dst) {
           if (bytes > 0) std::memcpy(dst.data, src, bytes);
         },
-        vm::AccessModifier::kMut, /*stream=*/nullptr, /*caller_memory=*/!staged);
+        vm::AccessModifier::kMut, /*stream=*/nullptr, /*caller_memory=*/!staged,
+        /*bounded_copy=*/true);
   });
   if (!staged) {
     auto& vm = vm::VirtualMachine::Get();
@@ -156,7 +157,7 @@ void ReadView(const Tensor& t, const char* op, std::function<void*(size_t)> dst_
           ctx.outputs.push_back(out);
           copy(ctx);
         },
-        vm::AccessModifier::kConst, /*stream=*/nullptr, caller_memory);
+        vm::AccessModifier::kConst, /*stream=*/nullptr, caller_memory, /*bounded_copy=*/true);
   });
   vm.Wait(access.get(), op);
   vm.ThrowIfFailed(access.get());

@@ -1,6 +1,7 @@
 // Inline runs (vm/THREADING.md, "Inline runs"): a small op call issued to an idle synchronous
 // stream with its inputs complete runs on the issuing thread; anything else goes to the stream's
-// worker. Either way the stream's order holds and an error waits for the next wait.
+// worker. Either way the stream's order holds and an error waits for the next wait. Host copies
+// (from_host, the CPU reads) follow the same rule.
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -177,6 +178,31 @@ TEST_F(InlineRunTest, AnOpIssuedWhileAnotherThreadRunsOneInlineRunsAfterIt) {
   EXPECT_EQ(r[0].tag, 1);
   EXPECT_EQ(r[1].tag, 2);
   EXPECT_NE(r[1].thread, std::this_thread::get_id()) << "ran inline although the stream was held";
+}
+
+TEST_F(InlineRunTest, SmallHostCopiesInAndOutRunOnTheIssuingThread) {
+  vm_.SetInlineBytes(32768);
+  Tensor t = ofl::tensor<float>({1, 2, 3, 4, 5, 6}, Shape({2, 3}));
+  // from_host finished before the call returned: nothing is in flight.
+  EXPECT_EQ(vm_.in_flight(), 0);
+  std::thread::id reader;
+  std::vector<float> out;
+  ofl::detail::ReadToHost(t.permute({1, 0}), "inline_run_test_read", [&](size_t nbytes) {
+    reader = std::this_thread::get_id();
+    out.resize(nbytes / sizeof(float));
+    return static_cast<void*>(out.data());
+  });
+  EXPECT_EQ(reader, std::this_thread::get_id());
+  EXPECT_EQ(out, (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  // Over the limit, the read is handed to the worker.
+  vm_.SetInlineBytes(8);
+  ofl::detail::ReadToHost(t, "inline_run_test_read", [&](size_t nbytes) {
+    reader = std::this_thread::get_id();
+    out.resize(nbytes / sizeof(float));
+    return static_cast<void*>(out.data());
+  });
+  EXPECT_NE(reader, std::this_thread::get_id());
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 3, 4, 5, 6}));
 }
 
 }  // namespace
