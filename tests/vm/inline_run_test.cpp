@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -203,6 +204,21 @@ TEST_F(InlineRunTest, SmallHostCopiesInAndOutRunOnTheIssuingThread) {
   });
   EXPECT_NE(reader, std::this_thread::get_id());
   EXPECT_EQ(out, (std::vector<float>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST_F(InlineRunTest, AnOpCallWithNoOperandIsRefusedNamingTheOp) {
+  InstructionsBuilder builder;
+  try {
+    builder.OpCall("inline_run_test_nothing", &RecordingKernel, {}, {}, {1, 0});
+    FAIL() << "an op call with no operand was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "inline_run_test_nothing: an op call needs an operand to pick its stream"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(builder.instructions().empty());
+  EXPECT_NO_THROW(vm_.Sync());
 }
 
 }  // namespace
