@@ -18,6 +18,14 @@ int64_t ByteOffset(int64_t offset, DType dtype) {
   return static_cast<int64_t>(static_cast<uint64_t>(offset) *
                               static_cast<uint64_t>(element_size(dtype)));
 }
+// The logical bytes of a view of `shape` (INT64_MAX when that overflows).
+int64_t ViewBytes(const Shape& shape, DType dtype) {
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(shape.numel(), static_cast<int64_t>(element_size(dtype)), &bytes)) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return bytes;
+}
 }  // namespace
 
 kernels::TensorArg BlobArg::Resolve() const {
@@ -62,10 +70,7 @@ OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel, Operan
     operands_.push_back(Operand{kernels::TensorArg{nullptr, a.shape, a.stride, a.dtype},
                                 ByteOffset(a.offset, a.dtype)});
     blobs->push_back(a.blob);
-    int64_t bytes = 0;
-    if (__builtin_mul_overflow(a.shape.numel(), static_cast<int64_t>(element_size(a.dtype)),
-                               &bytes) ||
-        __builtin_add_overflow(bytes_, bytes, &bytes_)) {
+    if (__builtin_add_overflow(bytes_, ViewBytes(a.shape, a.dtype), &bytes_)) {
       bytes_ = std::numeric_limits<int64_t>::max();
     }
   };
@@ -108,12 +113,7 @@ AccessBlobByCallbackPolicy::AccessBlobByCallbackPolicy(std::string op_name, Blob
       arg_(std::move(arg)),
       cb_(std::move(cb)),
       caller_memory_(caller_memory) {
-  int64_t bytes = 0;
-  if (bounded_copy &&
-      !__builtin_mul_overflow(arg_.shape.numel(), static_cast<int64_t>(element_size(arg_.dtype)),
-                              &bytes)) {
-    inline_bytes_ = bytes;
-  }
+  if (bounded_copy) inline_bytes_ = ViewBytes(arg_.shape, arg_.dtype);
   if (modifier == AccessModifier::kMut) {
     writes_.push_back(arg_.blob);
   } else {

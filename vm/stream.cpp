@@ -154,11 +154,8 @@ void Stream::Push(Instruction* instr) {
 }
 
 bool Stream::TryClaimInline() {
-  if (async_ || inline_claim_.load(std::memory_order_relaxed)) return false;
-  // Acquire: the worker's run of everything before is visible to the instruction run here.
-  if (retired_.load(std::memory_order_acquire) != tail_.load(std::memory_order_relaxed)) {
-    return false;
-  }
+  // idle()'s acquire: the worker's run of everything before is visible to the run here.
+  if (async_ || inline_claim_.load(std::memory_order_relaxed) || !idle()) return false;
   // Stored before any later Push publishes tail_ (seq_cst), so a worker that sees that slot sees
   // the claim too.
   inline_claim_.store(true, std::memory_order_relaxed);

@@ -221,12 +221,12 @@ struct CachingAllocator::Impl {
   Block* Allocate(size_t bytes, bool* cache_hit, const char* owner, bool inject_failure,
                   bool cached_only = false) {
     std::lock_guard<std::mutex> lock(mu);
+    Block* cached = nullptr;  // the cached_only request's block, found before anything is counted
     if (cached_only) {
       if (closed || bytes == 0 || bytes > kMaxRequest) return nullptr;
       const size_t size = RoundRequest(bytes);
-      if (bins[size <= kSmallRequest ? kSmallPool : kLargePool].Find(size) == nullptr) {
-        return nullptr;
-      }
+      cached = bins[size <= kSmallRequest ? kSmallPool : kLargePool].Find(size);
+      if (cached == nullptr) return nullptr;
     }
     if (closed) {
       throw Error("CachingAllocator on " + device_name +
@@ -250,7 +250,7 @@ struct CachingAllocator::Impl {
     const size_t size = RoundRequest(bytes);
     const PoolKind kind = size <= kSmallRequest ? kSmallPool : kLargePool;
     FreeBins& pool = bins[kind];
-    Block* b = pool.Find(size);
+    Block* b = cached != nullptr ? cached : pool.Find(size);
     const bool hit = b != nullptr;
     if (hit) {
       pool.Remove(b);
