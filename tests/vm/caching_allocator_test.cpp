@@ -132,13 +132,76 @@ TEST(CachingAllocatorTest, TinyRequestsTakeSixtyFourByteClassesPackedSideBySide)
     EXPECT_EQ(CachingAllocator::Size(b), size) << request;
     alloc->Free(b);
   }
-  // A (4,3) float tensor holds 64 bytes, and the next one sits right after it.
+  // A (4,3) float tensor holds 64 bytes, and the next one sits right after it (in a fresh pool:
+  // the blocks freed above wait for their own sizes).
+  auto fresh = MakeCpuAllocator();
+  auto* a = fresh->Allocate(48);
+  auto* b = fresh->Allocate(48);
+  EXPECT_EQ(Addr(b), Addr(a) + 64);
+  EXPECT_EQ(fresh->stats().allocated_bytes, 128);
+  fresh->Free(a);
+  fresh->Free(b);
+}
+
+// Freed tiny blocks wait unmerged for their own size (the quick lists): the last one freed comes
+// back first, and another size never takes it while the pool has room elsewhere.
+TEST(CachingAllocatorTest, FreedTinyBlockComesBackAtItsOwnSizeFirst) {
+  auto alloc = MakeCpuAllocator();
   auto* a = alloc->Allocate(48);
   auto* b = alloc->Allocate(48);
-  EXPECT_EQ(Addr(b), Addr(a) + 64);
-  EXPECT_EQ(alloc->stats().allocated_bytes, 128);
+  auto* c = alloc->Allocate(200);
+  const uintptr_t a_addr = Addr(a), b_addr = Addr(b), c_addr = Addr(c);
   alloc->Free(a);
   alloc->Free(b);
+  alloc->Free(c);
+  EXPECT_EQ(alloc->stats().allocated_bytes, 0);
+  bool hit = false;
+  auto* d = alloc->Allocate(64, &hit);
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(Addr(d), b_addr);  // the last 64-byte block freed
+  // A 128-byte request does not split the 256-byte block waiting for its own size.
+  auto* e = alloc->Allocate(128, &hit);
+  EXPECT_TRUE(hit);
+  EXPECT_NE(Addr(e), c_addr);
+  auto* f = alloc->Allocate(256, &hit);
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(Addr(f), c_addr);
+  auto* g = alloc->TryAllocateCached(10);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(Addr(g), a_addr);
+  EXPECT_EQ(alloc->stats().allocated_bytes, 64 + 128 + 256 + 64);
+  for (auto* blk : {d, e, f, g}) alloc->Free(blk);
+  // Freed again, they are free memory to the stats and the snapshot, merged back into one block.
+  EXPECT_EQ(alloc->stats().allocated_bytes, 0);
+  const auto snap = alloc->Snapshot();
+  ASSERT_EQ(snap.size(), 1u);
+  ASSERT_EQ(snap[0].blocks.size(), 1u);
+  EXPECT_FALSE(snap[0].blocks[0].allocated);
+  EXPECT_EQ(snap[0].blocks[0].size, 2 * kMiB);
+  EXPECT_THROW(alloc->Free(d), InvalidArgument);  // a double free is still caught
+}
+
+// Memory kept by the quick lists is never lost to other sizes: before the pool would grow (here it
+// cannot: the limit is one segment), it merges them back and serves the request from them.
+TEST(CachingAllocatorTest, TinyBlocksWaitingForTheirSizeAreMergedBeforeThePoolGrows) {
+  auto alloc = MakeCpuAllocator();
+  alloc->SetLimit(static_cast<int64_t>(2 * kMiB));
+  std::vector<CachingAllocator::Block*> tiny;
+  for (size_t i = 0; i < 2 * kMiB / 64; ++i) tiny.push_back(alloc->Allocate(64));
+  EXPECT_EQ(alloc->stats().reserved_bytes, static_cast<int64_t>(2 * kMiB));
+  EXPECT_THROW(alloc->Allocate(64), OutOfMemory);  // full
+  for (auto* blk : tiny) alloc->Free(blk);
+  bool hit = false;
+  auto* big = alloc->Allocate(kMiB, &hit);
+  EXPECT_TRUE(hit);
+  EXPECT_EQ(alloc->stats().reserved_bytes, static_cast<int64_t>(2 * kMiB));
+  auto* small = alloc->Allocate(448, &hit);
+  EXPECT_TRUE(hit);
+  alloc->Free(big);
+  alloc->Free(small);
+  // And EmptyCache gets the whole segment back, whatever sat in the quick lists.
+  alloc->EmptyCache();
+  EXPECT_EQ(alloc->stats().reserved_bytes, 0);
 }
 
 TEST(CachingAllocatorTest, EveryBlockIsAlignedAndRoundedForOddSizes) {

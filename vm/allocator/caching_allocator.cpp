@@ -1,6 +1,8 @@
 // The caching memory pool behind every device. Free blocks sit in TLSF-style size-class bins (a
 // two-level bitmap over intrusive free lists), so a cached Allocate/Free pair costs a mutex, a
 // couple of bit scans and a handful of pointer writes: no tree, no heap call, no scan of the pool.
+// Tiny blocks skip even that: freed, they wait in a quick list for the next request of their size
+// (vm/allocator/pool_blocks.h).
 #include "vm/allocator/caching_allocator.h"
 
 #include <unistd.h>
@@ -12,19 +14,16 @@
 #include <limits>
 
 #include "oneflow_lite/error.h"
+#include "vm/allocator/pool_blocks.h"
 
 namespace ofl::vm {
+
+using namespace pool_detail;  // NOLINT(google-build-using-namespace): this file's own details
 
 namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
 
-// Requests below kRoundBytes are rounded to kTinyBytes (size classes of 64 bytes, so a 48-byte
-// tensor holds 64, not 512); larger ones to kRoundBytes, which keeps the bins of everyday sizes
-// few. Every block starts at a multiple of kTinyBytes inside a page-aligned segment (= kAlignment).
-constexpr int kBinShift = 6;
-constexpr size_t kTinyBytes = size_t{1} << kBinShift;
-constexpr size_t kRoundBytes = 512;
 // Requests up to kSmallRequest share 2 MiB segments; anything larger gets its own segment so small
 // blocks never pin big ones.
 constexpr size_t kSmallRequest = 1 * kMiB;
@@ -39,42 +38,15 @@ constexpr size_t kMaxRequest = std::numeric_limits<size_t>::max() & ~(kLargeRoun
 
 constexpr size_t kPageSize = 4096;
 
-// Second-level bins per power of two: bins are at most ~3% wide, so the rounded-up search wastes
-// little, and one 32-bit word per first level holds the second-level bitmap.
-constexpr int kSlLog2 = 5;
-constexpr int kSlCount = 1 << kSlLog2;
-constexpr int kFlCount = 64;
-// How many blocks of the request's own bin are looked at before settling for a bigger bin. Bounded
-// so that a bin full of slightly-too-small blocks cannot make a lookup linear.
-constexpr int kBinScanLimit = 8;
-
-constexpr size_t kOwnerCapacity = 48;  // owner names are truncated to fit, including the NUL
 constexpr size_t kBlocksPerChunk = 256;
-
-enum PoolKind : uint8_t { kSmallPool = 0, kLargePool = 1 };
 
 inline size_t RoundUp(size_t value, size_t multiple) {
   return (value + multiple - 1) & ~(multiple - 1);
 }
 
-static_assert(kTinyBytes % CachingAllocator::kAlignment == 0, "blocks must stay aligned");
-
 // The size a request of `bytes` (at most kMaxRequest) is served with.
 inline size_t RoundRequest(size_t bytes) {
   return RoundUp(bytes, bytes < kRoundBytes ? kTinyBytes : kRoundBytes);
-}
-
-// Maps a size (in kTinyBytes units) to its bin. Sizes below kSlCount units get one bin each;
-// above, each power of two [2^l, 2^(l+1)) is cut into kSlCount equal bins.
-inline void MapToBin(size_t units, int* fl, int* sl) {
-  if (units < static_cast<size_t>(kSlCount)) {
-    *fl = 0;
-    *sl = static_cast<int>(units);
-    return;
-  }
-  const int log2 = 63 - __builtin_clzll(units);
-  *fl = log2 - kSlLog2 + 1;
-  *sl = static_cast<int>(units >> (log2 - kSlLog2)) - kSlCount;
 }
 
 std::string FormatMiB(size_t bytes) {
@@ -97,26 +69,7 @@ size_t MaxHostAllocation() {
 
 }  // namespace
 
-struct CachingAllocator::Block {
-  char* ptr = nullptr;
-  size_t size = 0;
-  // Address-order neighbours inside the same segment, for merging.
-  Block* prev = nullptr;
-  Block* next = nullptr;
-  // Links in a bin's free list; free_next also threads the metadata free list.
-  Block* free_prev = nullptr;
-  Block* free_next = nullptr;
-  bool allocated = false;
-  // Allocated but already counted free: its tensor died while device work using it was still
-  // pending (MarkDead); it returns to the bins at Free, once that work completed.
-  bool pending_free = false;
-  PoolKind pool = kSmallPool;
-  char owner[kOwnerCapacity] = {};
-};
-
 namespace {
-
-using Block = CachingAllocator::Block;
 
 struct Segment {
   char* base = nullptr;
@@ -127,73 +80,6 @@ struct Segment {
   Block* first = nullptr;
   Segment* prev = nullptr;
   Segment* next = nullptr;
-};
-
-// One pool's free blocks, binned by size.
-struct FreeBins {
-  uint64_t fl_bitmap = 0;
-  uint32_t sl_bitmap[kFlCount] = {};
-  Block* heads[kFlCount][kSlCount] = {};
-
-  void Insert(Block* b) {
-    int fl, sl;
-    MapToBin(b->size >> kBinShift, &fl, &sl);
-    Block* head = heads[fl][sl];
-    b->free_prev = nullptr;
-    b->free_next = head;
-    if (head != nullptr) head->free_prev = b;
-    heads[fl][sl] = b;
-    fl_bitmap |= uint64_t{1} << fl;
-    sl_bitmap[fl] |= uint32_t{1} << sl;
-  }
-
-  void Remove(Block* b) {
-    if (b->free_prev != nullptr) {
-      b->free_prev->free_next = b->free_next;
-    } else {
-      int fl, sl;
-      MapToBin(b->size >> kBinShift, &fl, &sl);
-      heads[fl][sl] = b->free_next;
-      if (b->free_next == nullptr) {
-        sl_bitmap[fl] &= ~(uint32_t{1} << sl);
-        if (sl_bitmap[fl] == 0) fl_bitmap &= ~(uint64_t{1} << fl);
-      }
-    }
-    if (b->free_next != nullptr) b->free_next->free_prev = b->free_prev;
-    b->free_prev = b->free_next = nullptr;
-  }
-
-  // A free block of at least `size` bytes, close to the smallest such block, or null.
-  Block* Find(size_t size) const {
-    int fl, sl;
-    MapToBin(size >> kBinShift, &fl, &sl);
-    // The request's own bin may hold blocks both smaller and larger than it; a short look there
-    // finds exact-size holes that the rounded-up search below would skip.
-    int scanned = 0;
-    for (Block* b = heads[fl][sl]; b != nullptr && scanned < kBinScanLimit;
-         b = b->free_next, ++scanned) {
-      if (b->size >= size) return b;
-    }
-    // Every block in a later bin is larger than anything in this one.
-    uint32_t sl_map = sl + 1 < kSlCount ? sl_bitmap[fl] & (~uint32_t{0} << (sl + 1)) : 0;
-    if (sl_map == 0) {
-      const uint64_t fl_map = fl + 1 < kFlCount ? fl_bitmap & (~uint64_t{0} << (fl + 1)) : 0;
-      if (fl_map == 0) return nullptr;
-      fl = __builtin_ctzll(fl_map);
-      sl_map = sl_bitmap[fl];
-    }
-    return heads[fl][__builtin_ctz(sl_map)];
-  }
-
-  size_t LargestFree() const {
-    if (fl_bitmap == 0) return 0;
-    const int fl = 63 - __builtin_clzll(fl_bitmap);
-    const int sl = 31 - __builtin_clz(sl_bitmap[fl]);
-    size_t largest = 0;
-    for (Block* b = heads[fl][sl]; b != nullptr; b = b->free_next)
-      largest = std::max(largest, b->size);
-    return largest;
-  }
 };
 
 }  // namespace
@@ -224,8 +110,7 @@ struct CachingAllocator::Impl {
     Block* cached = nullptr;  // the cached_only request's block, found before anything is counted
     if (cached_only) {
       if (closed || bytes == 0 || bytes > kMaxRequest) return nullptr;
-      const size_t size = RoundRequest(bytes);
-      cached = bins[size <= kSmallRequest ? kSmallPool : kLargePool].Find(size);
+      cached = FindCached(RoundRequest(bytes));
       if (cached == nullptr) return nullptr;
     }
     if (closed) {
@@ -250,10 +135,14 @@ struct CachingAllocator::Impl {
     const size_t size = RoundRequest(bytes);
     const PoolKind kind = size <= kSmallRequest ? kSmallPool : kLargePool;
     FreeBins& pool = bins[kind];
-    Block* b = cached != nullptr ? cached : pool.Find(size);
+    Block* b = cached != nullptr ? cached : FindCached(size);
     const bool hit = b != nullptr;
     if (hit) {
-      pool.Remove(b);
+      if (b->quick) {
+        quick.Pop(size);  // b is its list's head: FindCached returns nothing else
+      } else {
+        pool.Remove(b);
+      }
       ++stats.cache_hits;
     } else {
       b = Grow(bytes, size, kind);
@@ -310,9 +199,18 @@ struct CachingAllocator::Impl {
         Notify(PoolEventKind::kFree, b->ptr, b->size, 0, false, b->owner);
       }
     }
+    if (QuickLists::Fits(b->size, b->pool)) {
+      quick.Push(b);
+      return;
+    }
+    InsertMerged(b);
+  }
+
+  // Puts a free block into its pool's bins, merged with its free neighbours (none of them quick).
+  void InsertMerged(Block* b) {
     FreeBins& pool = bins[b->pool];
     Block* prev = b->prev;
-    if (prev != nullptr && !prev->allocated) {
+    if (prev != nullptr && !prev->allocated && !prev->quick) {
       // Keep the lower block so a segment's first block object never changes.
       pool.Remove(prev);
       prev->size += b->size;
@@ -322,7 +220,7 @@ struct CachingAllocator::Impl {
       b = prev;
     }
     Block* next = b->next;
-    if (next != nullptr && !next->allocated) {
+    if (next != nullptr && !next->allocated && !next->quick) {
       pool.Remove(next);
       b->size += next->size;
       b->next = next->next;
@@ -330,6 +228,36 @@ struct CachingAllocator::Impl {
       ReturnMetadata(next);
     }
     pool.Insert(b);
+  }
+
+  // A cached block for a request rounded to `size`: the head of its quick list when the size is
+  // tiny and that list is not empty (taken with QuickLists::Pop), else a block of the bins (taken
+  // with FreeBins::Remove), looked for again after the quick lists were flushed into the bins;
+  // null when nothing cached fits.
+  Block* FindCached(size_t size) {
+    const PoolKind kind = size <= kSmallRequest ? kSmallPool : kLargePool;
+    if (QuickLists::Fits(size, kind)) {
+      Block* head = quick.heads[size >> kBinShift];
+      if (head != nullptr) return head;
+    }
+    Block* b = bins[kind].Find(size);
+    if (b == nullptr && FlushQuickLists()) b = bins[kind].Find(size);
+    return b;
+  }
+
+  // Moves every quick block into the bins, merged with its free neighbours. Returns whether there
+  // was any.
+  bool FlushQuickLists() {
+    if (quick.count == 0) return false;
+    Block* chain = quick.TakeAll();
+    while (chain != nullptr) {
+      Block* b = chain;
+      chain = b->free_next;
+      b->free_next = nullptr;
+      b->quick = false;
+      InsertMerged(b);
+    }
+    return true;
   }
 
   void MarkDead(Block* b) {
@@ -398,6 +326,7 @@ struct CachingAllocator::Impl {
   }
 
   void ReleaseCachedSegments() {
+    FlushQuickLists();
     Segment* seg = segments;
     while (seg != nullptr) {
       Segment* next = seg->next;
@@ -436,6 +365,7 @@ struct CachingAllocator::Impl {
 
   [[noreturn]] void ThrowOutOfMemory(size_t bytes, const char* suffix = "") {
     ++stats.ooms;
+    FlushQuickLists();  // so the largest free block counts them
     const size_t largest = std::max(bins[kSmallPool].LargestFree(), bins[kLargePool].LargestFree());
     std::string msg = "out of memory on " + device_name + ": tried to allocate " +
                       std::to_string(bytes) + " bytes (" + FormatMiB(bytes) + "); allocated " +
@@ -481,6 +411,7 @@ struct CachingAllocator::Impl {
   MemoryStats stats;
   int64_t limit = 0;
   FreeBins bins[2];
+  QuickLists quick;             // tiny free blocks of the small pool, not in the bins
   Segment* segments = nullptr;  // every live segment, newest first
   Block* spare = nullptr;       // unused metadata objects
   bool closed = false;          // Close() ran: no more allocations, frees are no-ops
@@ -580,6 +511,7 @@ void CachingAllocator::Close() {
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (impl_->closed) return;
   impl_->closed = true;
+  impl_->quick = QuickLists{};  // their blocks' segments go back below
   impl_->ReleaseAllSegments();
   impl_->stats.allocated_bytes = 0;
   impl_->stats.reserved_bytes = 0;
@@ -617,6 +549,8 @@ void CachingAllocator::SetObserver(PoolObserver observer) {
 
 std::vector<SegmentInfo> CachingAllocator::Snapshot() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
+  // Shows free memory merged as the bins hold it, whatever the quick lists were keeping.
+  impl_->FlushQuickLists();
   std::vector<SegmentInfo> result;
   for (Segment* seg = impl_->segments; seg != nullptr; seg = seg->next) {
     SegmentInfo info;
