@@ -108,9 +108,6 @@ class DeviceBackend {
 // a bad name or a null backend.
 void register_device_backend(const std::string& type, std::shared_ptr<DeviceBackend> backend);
 
-// Strides of a view, in elements: a Shape (at most kMaxDims, six of them inline).
-using Strides = Shape;
-
 // One operand as a kernel sees it.
 struct TensorArg {
   void* data = nullptr;  // device pointer to the view's first element (offset applied); may be

@@ -32,6 +32,16 @@ Shape::Shape(const int64_t* dims, int ndim) {
   if (ndim_ > 0) std::memcpy(data(), dims, sizeof(int64_t) * ndim_);
 }
 
+Shape Shape::Filled(int ndim, int64_t value) {
+  if (ndim < 0)
+    throw InvalidArgument("Shape::Filled: ndim must be >= 0, got " + std::to_string(ndim));
+  CheckRank(ndim);
+  Shape s;
+  s.Resize(ndim);
+  for (int i = 0; i < ndim; ++i) s.data()[i] = value;
+  return s;
+}
+
 void Shape::Resize(int ndim) {
   if (ndim > kInlineDims) heap_ = new int64_t[kMaxDims];
   ndim_ = ndim;
@@ -96,8 +106,10 @@ std::string ToString(const int64_t* v, size_t n) {
   return s + ")";
 }
 
-std::vector<int64_t> ContiguousStrides(const Shape& shape) {
-  std::vector<int64_t> stride(static_cast<size_t>(shape.ndim()));
+std::vector<int64_t> ContiguousStrides(const Shape& shape) { return RowMajorStrides(shape).vec(); }
+
+Strides RowMajorStrides(const Shape& shape) {
+  Strides stride = Strides::Filled(shape.ndim(), 0);
   // Saturating: an empty shape may have dims whose product overflows; its strides address nothing.
   int64_t acc = 1;
   for (int i = shape.ndim() - 1; i >= 0; --i) {

@@ -2,6 +2,7 @@
 // copying a usual shape never touches the heap on the per-op path.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <initializer_list>
@@ -20,6 +21,8 @@ class Shape {
   Shape(std::initializer_list<int64_t> dims);
   explicit Shape(const std::vector<int64_t>& dims);
   Shape(const int64_t* dims, int ndim);
+  // `ndim` dims (0 <= ndim <= kMaxDims), each `value`.
+  static Shape Filled(int ndim, int64_t value);
   Shape(const Shape& other) { CopyFrom(other); }
   Shape(Shape&& other) noexcept { MoveFrom(&other); }
   Shape& operator=(const Shape& other) {
@@ -45,6 +48,8 @@ class Shape {
   int64_t& operator[](int64_t i) { return data()[i]; }
   const int64_t* begin() const { return data(); }
   const int64_t* end() const { return data() + ndim_; }
+  // ndim() must be > 0.
+  int64_t back() const { return data()[ndim_ - 1]; }
   const int64_t* data() const { return ndim_ <= kInlineDims ? inline_ : heap_; }
   int64_t* data() { return ndim_ <= kInlineDims ? inline_ : heap_; }
   // Product of the dims (1 for a 0-dim shape); INT64_MAX when it does not fit in int64.
@@ -55,6 +60,13 @@ class Shape {
 
   friend bool operator==(const Shape& a, const Shape& b);
   friend bool operator!=(const Shape& a, const Shape& b) { return !(a == b); }
+  // The same dims as a std::vector (sizes or strides given the public API's way).
+  friend bool operator==(const Shape& a, const std::vector<int64_t>& b) {
+    return static_cast<size_t>(a.ndim_) == b.size() && std::equal(a.begin(), a.end(), b.begin());
+  }
+  friend bool operator==(const std::vector<int64_t>& a, const Shape& b) { return b == a; }
+  friend bool operator!=(const Shape& a, const std::vector<int64_t>& b) { return !(a == b); }
+  friend bool operator!=(const std::vector<int64_t>& a, const Shape& b) { return !(b == a); }
 
  private:
   // Up to this many dims live inside the object (a copy is a fixed 56-byte move); more go to a
@@ -86,7 +98,13 @@ std::string ToString(const std::vector<int64_t, Alloc>& v) {
   return ToString(v.data(), v.size());
 }
 
-// Row-major strides of a contiguous tensor of this shape.
+// The strides of a view, in elements, one per dim: kept in a Shape, so that a tensor's strides
+// cost no heap allocation of their own.
+using Strides = Shape;
+
+// Row-major strides of a contiguous tensor of this shape; ContiguousStrides gives them as the
+// std::vector that Tensor::stride() returns.
+Strides RowMajorStrides(const Shape& shape);
 std::vector<int64_t> ContiguousStrides(const Shape& shape);
 
 }  // namespace ofl

@@ -13,15 +13,26 @@ Storage::~Storage() {
 
 vm::BlobArg TensorImpl::arg() const { return arg(shape_, stride_, offset_); }
 
-vm::BlobArg TensorImpl::arg(const Shape& shape, const std::vector<int64_t>& stride,
-                            int64_t offset) const {
+vm::BlobArg TensorImpl::arg(const Shape& shape, const Strides& stride, int64_t offset) const {
   vm::BlobArg a;
   a.blob = storage_->blob;
   a.shape = shape;
-  a.stride = Shape(stride);
+  a.stride = stride;
   a.offset = offset;
   a.dtype = dtype_;
   return a;
+}
+
+const std::vector<int64_t>& TensorImpl::stride_vector() const {
+  std::vector<int64_t>* v = stride_vector_.load(std::memory_order_acquire);
+  if (v != nullptr) return *v;
+  auto made = std::make_unique<std::vector<int64_t>>(stride_.vec());
+  // Two threads may race to make it: the first to publish wins, the other drops its copy.
+  if (stride_vector_.compare_exchange_strong(v, made.get(), std::memory_order_acq_rel,
+                                             std::memory_order_acquire)) {
+    return *made.release();
+  }
+  return *v;
 }
 
 const TensorImpl& Tensor::Get() const {
@@ -33,7 +44,7 @@ const Shape& Tensor::shape() const {
   const TensorImpl& impl = Get();
   return impl.global() ? impl.global()->logical_shape : impl.shape();
 }
-const std::vector<int64_t>& Tensor::stride() const { return Get().stride(); }
+const std::vector<int64_t>& Tensor::stride() const { return Get().stride_vector(); }
 int64_t Tensor::storage_offset() const { return Get().offset(); }
 DType Tensor::dtype() const { return Get().dtype(); }
 Device Tensor::device() const { return Get().device(); }

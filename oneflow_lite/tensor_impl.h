@@ -2,6 +2,7 @@
 // public API speaks of Tensor only.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -34,17 +35,25 @@ struct GlobalMeta {
 
 class TensorImpl {
  public:
-  TensorImpl(Shape shape, std::vector<int64_t> stride, int64_t offset, DType dtype, Device device,
+  TensorImpl(Shape shape, Strides stride, int64_t offset, DType dtype, Device device,
              std::shared_ptr<Storage> storage)
-      : shape_(shape),
+      : shape_(std::move(shape)),
         stride_(std::move(stride)),
         offset_(offset),
         dtype_(dtype),
         device_(device),
         storage_(std::move(storage)) {}
 
+  ~TensorImpl() { delete stride_vector_.load(std::memory_order_relaxed); }
+  TensorImpl(const TensorImpl&) = delete;
+  TensorImpl& operator=(const TensorImpl&) = delete;
+
   const Shape& shape() const { return shape_; }
-  const std::vector<int64_t>& stride() const { return stride_; }
+  const Strides& stride() const { return stride_; }
+  // The strides as the std::vector that Tensor::stride() returns: made on the first call (from any
+  // thread), then kept for the tensor's life, so tensors whose strides nobody asks for as a vector
+  // cost no heap allocation for them.
+  const std::vector<int64_t>& stride_vector() const;
   int64_t offset() const { return offset_; }
   DType dtype() const { return dtype_; }
   const Device& device() const { return device_; }
@@ -57,11 +66,12 @@ class TensorImpl {
   // This view as an instruction operand.
   vm::BlobArg arg() const;
   // The same storage seen through another shape / stride / offset.
-  vm::BlobArg arg(const Shape& shape, const std::vector<int64_t>& stride, int64_t offset) const;
+  vm::BlobArg arg(const Shape& shape, const Strides& stride, int64_t offset) const;
 
  private:
   Shape shape_;
-  std::vector<int64_t> stride_;
+  Strides stride_;
+  mutable std::atomic<std::vector<int64_t>*> stride_vector_{nullptr};
   int64_t offset_;
   DType dtype_;
   Device device_;

@@ -90,7 +90,7 @@ ViewGeometry InferExpand(const Shape& in, const Strides& in_stride,
          std::to_string(kMaxDims) + " are supported");
   }
   int64_t out[kMaxDims];
-  Strides stride(static_cast<size_t>(n));
+  Strides stride = Strides::Filled(static_cast<int>(n), 0);
   for (int64_t i = n - 1; i >= 0; --i) {
     const int64_t dim = k - (n - i);
     int64_t size = dim >= 0 ? in[dim] : 1;
@@ -202,7 +202,7 @@ Shape InferReshape(const Shape& in, const std::vector<int64_t>& shape) {
 
 std::optional<Strides> ReshapeStrides(const Shape& in, const Strides& in_stride, const Shape& out) {
   const int64_t n_out = out.ndim();
-  Strides stride(static_cast<size_t>(n_out));
+  Strides stride = Strides::Filled(static_cast<int>(n_out), 0);
   if (in.numel() == 0 || in.ndim() == 0) {
     // Nothing (or a single element) to address: any consistent strides will do.
     int64_t acc = 1;
@@ -250,7 +250,7 @@ ViewGeometry InferPermute(const Shape& in, const Strides& in_stride,
   }
   std::vector<bool> seen(static_cast<size_t>(n), false);
   std::vector<int64_t> shape(static_cast<size_t>(n));
-  Strides stride(static_cast<size_t>(n));
+  Strides stride = Strides::Filled(static_cast<int>(n), 0);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t d = WrapDim("permute", "dim", dims[i], n);
     if (seen[d]) {

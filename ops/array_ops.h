@@ -12,8 +12,6 @@
 
 namespace ofl::ops {
 
-using Strides = std::vector<int64_t>;
-
 struct ViewGeometry {
   Shape shape;
   Strides stride;

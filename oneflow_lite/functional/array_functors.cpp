@@ -21,8 +21,8 @@ KernelCache repeat_kernel("repeat");
 KernelCache reduce_kernel("reduce_sum_to");
 
 // Materialises a (possibly strided) view of x into a new contiguous tensor through the copy kernel.
-Tensor CopyView(const char* op, const TensorImpl& x, const Shape& shape,
-                const std::vector<int64_t>& stride, int64_t offset) {
+Tensor CopyView(const char* op, const TensorImpl& x, const Shape& shape, const Strides& stride,
+                int64_t offset) {
   Tensor out = NewTensor(shape, x.dtype(), x.device());
   kernels::KernelFn fn = copy_kernel.Get(x.device().type());
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
@@ -76,7 +76,7 @@ Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
     return MakeView(x, out_shape, std::move(*stride), impl.offset());
   }
   Tensor c = contiguous(x);
-  return MakeView(c, out_shape, ContiguousStrides(out_shape), c.storage_offset());
+  return MakeView(c, out_shape, RowMajorStrides(out_shape), c.storage_offset());
 }
 
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
@@ -108,7 +108,7 @@ Tensor expand_backward(const Tensor& dy, const Shape& input_shape) {
   kernels::KernelFn fn = reduce_kernel.Get(impl.device().type());
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
     b->OpCall("expand_backward", fn, {impl.arg()},
-              {out.impl()->arg(target, ContiguousStrides(target), 0)});
+              {out.impl()->arg(target, RowMajorStrides(target), 0)});
   });
   return out;
 }
@@ -136,8 +136,9 @@ Tensor repeat_backward(const Tensor& dy, const Shape& input_shape,
     Tensor out = NewTensor(out_shape, out_dtype, src.device());
     const Shape target_shape(target);
     vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
-      b->OpCall("repeat_backward", fn, {src.arg(Shape(view_shape), view_stride, src.offset())},
-                {out.impl()->arg(target_shape, ContiguousStrides(target_shape), 0)});
+      b->OpCall("repeat_backward", fn,
+                {src.arg(Shape(view_shape), Strides(view_stride), src.offset())},
+                {out.impl()->arg(target_shape, RowMajorStrides(target_shape), 0)});
     });
     return out;
   };

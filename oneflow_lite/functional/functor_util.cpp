@@ -12,8 +12,8 @@ Tensor NewTensor(const Shape& shape, DType dtype, const Device& device) {
   const size_t bytes = static_cast<size_t>(shape.numel()) * element_size(dtype);
   auto blob = MakeShared<vm::EagerBlobObject>(device, bytes, stream);
   auto storage = MakeShared<Storage>(std::move(blob));
-  return Tensor(MakeShared<TensorImpl>(shape, ContiguousStrides(shape), 0, dtype, device,
-                                       std::move(storage)));
+  return Tensor(
+      MakeShared<TensorImpl>(shape, RowMajorStrides(shape), 0, dtype, device, std::move(storage)));
 }
 
 const TensorImpl& LocalImplOf(const char* op, const Tensor& x) {
@@ -24,7 +24,7 @@ const TensorImpl& LocalImplOf(const char* op, const Tensor& x) {
   return *x.impl();
 }
 
-Tensor MakeView(const Tensor& x, const Shape& shape, std::vector<int64_t> stride, int64_t offset) {
+Tensor MakeView(const Tensor& x, const Shape& shape, Strides stride, int64_t offset) {
   const TensorImpl& impl = *x.impl();
   return Tensor(MakeShared<TensorImpl>(shape, std::move(stride), offset, impl.dtype(),
                                        impl.device(), impl.storage()));

@@ -35,7 +35,7 @@ class KernelCache {
 // allocates it in Prepare). The caller has validated the shape.
 Tensor NewTensor(const Shape& shape, DType dtype, const Device& device);
 // A view of x's storage.
-Tensor MakeView(const Tensor& x, const Shape& shape, std::vector<int64_t> stride, int64_t offset);
+Tensor MakeView(const Tensor& x, const Shape& shape, Strides stride, int64_t offset);
 // x's implementation; InvalidArgument for an undefined tensor, and for a global one (the call is
 // local-only: the message names the call and the placement).
 const TensorImpl& ImplOf(const char* op, const Tensor& x);

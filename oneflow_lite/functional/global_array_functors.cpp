@@ -27,8 +27,7 @@ std::vector<int64_t> Dims(const Shape& s) { return std::vector<int64_t>(s.begin(
 Tensor GlobalExpand(const Tensor& x, const std::vector<int64_t>& sizes) {
   const GlobalMeta& g = Meta("expand", x);
   const Shape& in = g.logical_shape;
-  const Shape out =
-      ops::InferExpand(in, ContiguousStrides(in), sizes, element_size(x.dtype())).shape;
+  const Shape out = ops::InferExpand(in, RowMajorStrides(in), sizes, element_size(x.dtype())).shape;
   const Sbp sbp = ops::InferExpandSbp(in, g.sbp, out);
   const int me = MyIndex(g);
   if (me < 0) return Wrap(EmptyShard(x.dtype()), g.placement, sbp, out);

@@ -152,7 +152,7 @@ void ReadView(const Tensor& t, const char* op, std::function<void*(size_t)> dst_
           kernels::KernelContext ctx;
           kernels::TensorArg out = src;
           out.data = dst;
-          out.stride = Shape(ContiguousStrides(src.shape));
+          out.stride = RowMajorStrides(src.shape);
           ctx.inputs.push_back(src);
           ctx.outputs.push_back(out);
           copy(ctx);

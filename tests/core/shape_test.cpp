@@ -153,6 +153,24 @@ TEST(ShapeTest, ContiguousStrides) {
   EXPECT_EQ(ContiguousStrides(Shape({3, 1, 2})), (std::vector<int64_t>{2, 2, 1}));
   // PyTorch's rule: a 0-size dim counts as 1 for the strides of the dims before it.
   EXPECT_EQ(ContiguousStrides(Shape({2, 0, 3})), (std::vector<int64_t>{3, 3, 1}));
+  // RowMajorStrides gives the same as a Strides (a Shape), past the inline limit too.
+  const Shape deep(std::vector<int64_t>(9, 2));
+  const Strides st = RowMajorStrides(deep);
+  EXPECT_EQ(st, ContiguousStrides(deep));
+  EXPECT_EQ(st[0], 256);
+  EXPECT_EQ(st.back(), 1);
+}
+
+TEST(ShapeTest, FilledAndComparedWithAVector) {
+  EXPECT_EQ(Shape::Filled(3, 7), (std::vector<int64_t>{7, 7, 7}));
+  EXPECT_EQ(Shape::Filled(0, 7).ndim(), 0);
+  EXPECT_EQ(Shape::Filled(kMaxDims, 1).numel(), 1);
+  ExpectTooManyDims([] { Shape::Filled(kMaxDims + 1, 1); });
+  EXPECT_THROW(Shape::Filled(-1, 0), InvalidArgument);
+  EXPECT_TRUE((std::vector<int64_t>{2, 3}) == Shape({2, 3}));
+  EXPECT_TRUE(Shape({2, 3}) != (std::vector<int64_t>{2}));
+  EXPECT_TRUE(Shape({2, 3}) != (std::vector<int64_t>{2, 4}));
+  EXPECT_TRUE((std::vector<int64_t>{}) == Shape());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "tests/functional/functional_test_util.h"
@@ -17,6 +18,26 @@ class ExpandViewTest : public ::testing::Test {
     if (EnvSet("OFL_DISABLE_VIEW")) GTEST_SKIP() << "OFL_DISABLE_VIEW=1 makes expand a copy";
   }
 };
+
+// Tensors keep their strides inline and make the std::vector that stride() returns on the first
+// call: every caller, on any thread, gets that one vector, with the right values.
+TEST(TensorStrideTest, StrideVectorIsMadeOnceForEveryCallerAndThread) {
+  const Tensor x = ofl::tensor<float>({1, 2, 3}, Shape({3, 1}), TestDevice());
+  for (int round = 0; round < 20; ++round) {
+    const Tensor y = x.permute({1, 0});
+    std::vector<const std::vector<int64_t>*> seen(4, nullptr);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < seen.size(); ++i) {
+      threads.emplace_back([&y, &seen, i] { seen[i] = &y.stride(); });
+    }
+    for (auto& t : threads) t.join();
+    for (const auto* v : seen) EXPECT_EQ(v, &y.stride());
+    EXPECT_EQ(y.stride(), (Dims{1, 1}));
+  }
+  EXPECT_EQ(x.stride(), (Dims{1, 1}));
+  const Tensor deep = x.reshape({1, 1, 1, 1, 1, 1, 3, 1});  // past Shape's inline dims
+  EXPECT_EQ(deep.stride(), (Dims{3, 3, 3, 3, 3, 3, 1, 1}));
+}
 
 TEST_F(ExpandViewTest, SharesStorageWithZeroStrides) {
   const Tensor x = ofl::tensor<float>({1, 2, 3}, Shape({3, 1}), TestDevice());

@@ -33,7 +33,7 @@ TEST(InferExpandBackwardTest, AcceptsEveryExpandOutput) {
     const size_t lead = rng() % 3;
     for (size_t i = 0; i < lead; ++i) sizes.push_back(static_cast<int64_t>(rng() % 3));
     for (int64_t d : in) sizes.push_back(d == 1 ? static_cast<int64_t>(rng() % 4) : d);
-    const Shape dy = InferExpand(Shape(in), Contiguous(in), sizes, 4).shape;
+    const Shape dy = InferExpand(Shape(in), Strides(Contiguous(in)), sizes, 4).shape;
     V want(lead, 1);
     want.insert(want.end(), in.begin(), in.end());
     ASSERT_EQ(InferExpandBackward(dy, Shape(in)).vec(), want) << Str(in) << " -> " << dy;

@@ -47,7 +47,7 @@ void CheckExpand(const std::vector<int64_t>& in, const std::vector<int64_t>& in_
                  const std::vector<int64_t>& sizes, const std::vector<int64_t>& want_shape,
                  const std::vector<int64_t>& want_stride) {
   SCOPED_TRACE("expand " + Str(in) + " stride " + Str(in_stride) + " to " + Str(sizes));
-  const ViewGeometry g = InferExpand(Shape(in), in_stride, sizes, 4);
+  const ViewGeometry g = InferExpand(Shape(in), Strides(in_stride), sizes, 4);
   EXPECT_EQ(g.shape.vec(), want_shape);
   EXPECT_EQ(g.stride, want_stride);
   EXPECT_EQ(g.offset_delta, 0);
@@ -135,7 +135,7 @@ TEST(InferExpandTest, MatchesTheRuleOnRandomCases) {
     }
     SCOPED_TRACE("expand " + Str(in) + " stride " + Str(in_stride) + " to " + Str(sizes));
     const Expected e = ExpandRule(in, in_stride, sizes);
-    const ViewGeometry g = InferExpand(Shape(in), in_stride, sizes, 8);
+    const ViewGeometry g = InferExpand(Shape(in), Strides(in_stride), sizes, 8);
     ASSERT_EQ(g.shape.vec(), e.shape);
     ASSERT_EQ(g.stride, e.stride);
     ASSERT_EQ(g.offset_delta, 0);

@@ -147,7 +147,7 @@ Tensor TensorOn(const Shape& shape, DType dtype, vm::Stream* stream) {
   const size_t bytes = static_cast<size_t>(shape.numel()) * element_size(dtype);
   auto blob = std::make_shared<vm::EagerBlobObject>(stream->device(), bytes, stream);
   auto storage = std::make_shared<Storage>(std::move(blob));
-  return Tensor(std::make_shared<TensorImpl>(shape, ContiguousStrides(shape), 0, dtype,
+  return Tensor(std::make_shared<TensorImpl>(shape, RowMajorStrides(shape), 0, dtype,
                                              stream->device(), std::move(storage)));
 }
 
