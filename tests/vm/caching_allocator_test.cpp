@@ -445,6 +445,38 @@ TEST(CachingAllocatorTest, FreeNullIsNoOp) {
   EXPECT_EQ(alloc->stats().allocated_bytes, 0);
 }
 
+// A block records its owner's name as given (however long, and whatever happens to the caller's
+// string afterwards); a program that makes up names without end gets a fixed label past the 4096th.
+TEST(CachingAllocatorTest, OwnerNamesAreKeptWholeAndTheirNumberIsBounded) {
+  auto alloc = MakeCpuAllocator();
+  const std::string long_name(100, 'x');
+  std::string name = "conv";
+  auto* a = alloc->Allocate(64, nullptr, long_name.c_str());
+  auto* b = alloc->Allocate(64, nullptr, name.c_str());
+  name = "gone";  // the caller's string changes: the block keeps "conv"
+  auto* c = alloc->Allocate(64, nullptr, name.c_str());
+  auto* d = alloc->Allocate(64, nullptr, nullptr);
+  std::vector<std::string> owners;
+  for (const SegmentInfo& seg : alloc->Snapshot())
+    for (const BlockInfo& blk : seg.blocks)
+      if (blk.allocated) owners.push_back(blk.owner);
+  EXPECT_EQ(owners, (std::vector<std::string>{long_name, "conv", "gone", ""}));
+  for (auto* blk : {a, b, c, d}) alloc->Free(blk);
+
+  for (int i = 0; i < 4096; ++i)
+    alloc->Free(alloc->Allocate(64, nullptr, ("op" + std::to_string(i)).c_str()));
+  auto* late = alloc->Allocate(64, nullptr, "one_more_name");
+  auto* known = alloc->Allocate(64, nullptr, "conv");
+  owners.clear();
+  for (const SegmentInfo& seg : alloc->Snapshot())
+    for (const BlockInfo& blk : seg.blocks)
+      if (blk.allocated) owners.push_back(blk.owner);
+  std::sort(owners.begin(), owners.end());  // address order depends on which blocks were reused
+  EXPECT_EQ(owners, (std::vector<std::string>{"(op names beyond the first 4096)", "conv"}));
+  alloc->Free(late);
+  alloc->Free(known);
+}
+
 TEST(CachingAllocatorTest, SnapshotTotalsMatchStatsAndRecordOwners) {
   auto alloc = MakeCpuAllocator();
   std::vector<CachingAllocator::Block*> blocks;

@@ -13,10 +13,16 @@
 #include <cstring>
 #include <limits>
 
+#include <oneapi/tbb/mutex.h>
+
 #include "oneflow_lite/error.h"
 #include "vm/allocator/pool_blocks.h"
 
 namespace ofl::vm {
+
+// oneTBB's mutex: an uncontended lock and unlock are one atomic exchange each (a pthread mutex
+// costs several times that, twice per tensor), and a waiter spins briefly, then sleeps.
+using PoolMutex = tbb::mutex;
 
 using namespace pool_detail;  // NOLINT(google-build-using-namespace): this file's own details
 
@@ -106,7 +112,7 @@ struct CachingAllocator::Impl {
   // backend call, no error).
   Block* Allocate(size_t bytes, bool* cache_hit, const char* owner, bool inject_failure,
                   bool cached_only = false) {
-    std::lock_guard<std::mutex> lock(mu);
+    std::lock_guard<PoolMutex> lock(mu);
     Block* cached = nullptr;  // the cached_only request's block, found before anything is counted
     if (cached_only) {
       if (closed || bytes == 0 || bytes > kMaxRequest) return nullptr;
@@ -165,13 +171,7 @@ struct CachingAllocator::Impl {
     }
 
     b->allocated = true;
-    if (owner != nullptr) {
-      const size_t n = strnlen(owner, kOwnerCapacity - 1);
-      std::memcpy(b->owner, owner, n);
-      b->owner[n] = '\0';
-    } else {
-      b->owner[0] = '\0';
-    }
+    b->owner = owner_names.Intern(owner);
     stats.allocated_bytes += static_cast<int64_t>(b->size);
     stats.peak_allocated_bytes = std::max(stats.peak_allocated_bytes, stats.allocated_bytes);
     if (cache_hit != nullptr) *cache_hit = hit;
@@ -182,7 +182,7 @@ struct CachingAllocator::Impl {
   }
 
   void Free(Block* b) {
-    std::lock_guard<std::mutex> lock(mu);
+    std::lock_guard<PoolMutex> lock(mu);
     if (closed) return;  // its segment went back with the rest at Close
     if (!b->allocated) {
       throw InvalidArgument("CachingAllocator::Free on " + device_name +
@@ -261,7 +261,7 @@ struct CachingAllocator::Impl {
   }
 
   void MarkDead(Block* b) {
-    std::lock_guard<std::mutex> lock(mu);
+    std::lock_guard<PoolMutex> lock(mu);
     if (closed) return;
     if (!b->allocated || b->pending_free) {
       throw InvalidArgument("CachingAllocator::MarkDead on " + device_name +
@@ -406,12 +406,13 @@ struct CachingAllocator::Impl {
 
   const std::string device_name;
   std::unique_ptr<AllocatorBackend> backend;
-  mutable std::mutex mu;
+  mutable PoolMutex mu;
   // Everything below is guarded by mu.
   MemoryStats stats;
   int64_t limit = 0;
   FreeBins bins[2];
-  QuickLists quick;             // tiny free blocks of the small pool, not in the bins
+  QuickLists quick;  // tiny free blocks of the small pool, not in the bins
+  OwnerNames owner_names;
   Segment* segments = nullptr;  // every live segment, newest first
   Block* spare = nullptr;       // unused metadata objects
   bool closed = false;          // Close() ran: no more allocations, frees are no-ops
@@ -497,18 +498,18 @@ void* CachingAllocator::Data(const Block* block) { return block->ptr; }
 size_t CachingAllocator::Size(const Block* block) { return block->size; }
 
 MemoryStats CachingAllocator::stats() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::lock_guard<PoolMutex> lock(impl_->mu);
   return impl_->stats;
 }
 
 void CachingAllocator::ResetPeakStats() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::lock_guard<PoolMutex> lock(impl_->mu);
   impl_->stats.peak_allocated_bytes = impl_->stats.allocated_bytes;
   impl_->stats.peak_reserved_bytes = impl_->stats.reserved_bytes;
 }
 
 void CachingAllocator::Close() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::lock_guard<PoolMutex> lock(impl_->mu);
   if (impl_->closed) return;
   impl_->closed = true;
   impl_->quick = QuickLists{};  // their blocks' segments go back below
@@ -519,7 +520,7 @@ void CachingAllocator::Close() {
 }
 
 void CachingAllocator::EmptyCache() {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::lock_guard<PoolMutex> lock(impl_->mu);
   impl_->ReleaseCachedSegments();
 }
 
@@ -528,19 +529,19 @@ void CachingAllocator::SetLimit(int64_t bytes) {
     throw InvalidArgument("set_memory_limit: limit for " + device_.str() +
                           " must be >= 0 bytes (0 means no limit), got " + std::to_string(bytes));
   }
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::lock_guard<PoolMutex> lock(impl_->mu);
   impl_->limit = bytes;
 }
 
 int64_t CachingAllocator::limit() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::lock_guard<PoolMutex> lock(impl_->mu);
   return impl_->limit;
 }
 
 void CachingAllocator::SetObserver(PoolObserver observer) {
   PoolObserver old;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    std::lock_guard<PoolMutex> lock(impl_->mu);
     old = std::move(impl_->observer);
     impl_->observer = std::move(observer);
   }
@@ -548,7 +549,7 @@ void CachingAllocator::SetObserver(PoolObserver observer) {
 }
 
 std::vector<SegmentInfo> CachingAllocator::Snapshot() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::lock_guard<PoolMutex> lock(impl_->mu);
   // Shows free memory merged as the bins hold it, whatever the quick lists were keeping.
   impl_->FlushQuickLists();
   std::vector<SegmentInfo> result;

@@ -7,6 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <string>
+#include <unordered_set>
 
 #include "vm/allocator/caching_allocator.h"
 
@@ -29,8 +32,6 @@ constexpr int kFlCount = 64;
 // How many blocks of the request's own bin are looked at before settling for a bigger bin. Bounded
 // so that a bin full of slightly-too-small blocks cannot make a lookup linear.
 constexpr int kBinScanLimit = 8;
-
-constexpr size_t kOwnerCapacity = 48;  // owner names are truncated to fit, including the NUL
 
 enum PoolKind : uint8_t { kSmallPool = 0, kLargePool = 1 };
 
@@ -67,7 +68,8 @@ struct CachingAllocator::Block {
   bool pending_free = false;
   bool quick = false;  // free, waiting in a quick list
   pool_detail::PoolKind pool = pool_detail::kSmallPool;
-  char owner[pool_detail::kOwnerCapacity] = {};
+  // Who allocated it: one of the pool's interned names (OwnerNames), "" for nobody.
+  const char* owner = "";
 };
 
 namespace pool_detail {
@@ -190,6 +192,33 @@ struct QuickLists {
     count = 0;
     return chain;
   }
+};
+
+// The distinct owner names (op names) the pool has seen, each kept once for the pool's life, so
+// that a block records its owner as a pointer. A program has few op names; the last one used is
+// checked first, so a run of the same op costs one string compare.
+class OwnerNames {
+ public:
+  // A program whose op names are made up on the fly (numbered, say) would grow the set without
+  // end: past kMaxNames new names are recorded as kTooMany instead.
+  static constexpr size_t kMaxNames = 4096;
+  static constexpr const char* kTooMany = "(op names beyond the first 4096)";
+
+  const char* Intern(const char* name) {
+    if (name == nullptr || *name == '\0') return "";
+    if (last_ != nullptr && std::strcmp(name, last_) == 0) return last_;
+    auto it = names_.find(name);
+    if (it == names_.end()) {
+      if (names_.size() >= kMaxNames) return kTooMany;
+      it = names_.emplace(name).first;
+    }
+    last_ = it->c_str();
+    return last_;
+  }
+
+ private:
+  std::unordered_set<std::string> names_;  // nodes never move: their c_str() stays valid
+  const char* last_ = nullptr;
 };
 
 }  // namespace pool_detail
