@@ -2,26 +2,6 @@
 
 namespace ofl {
 
-size_t element_size(DType dtype) {
-  switch (dtype) {
-    case DType::kBool:
-    case DType::kUInt8:
-    case DType::kInt8:
-      return 1;
-    case DType::kInt16:
-    case DType::kFloat16:
-    case DType::kBFloat16:
-      return 2;
-    case DType::kInt32:
-    case DType::kFloat32:
-      return 4;
-    case DType::kInt64:
-    case DType::kFloat64:
-      return 8;
-  }
-  return 0;
-}
-
 std::string to_string(DType dtype) {
   switch (dtype) {
     case DType::kBool:

@@ -25,7 +25,13 @@ enum class DType {
 
 inline constexpr int kNumDTypes = 10;
 
-size_t element_size(DType dtype);
+// Bytes per element; 0 for a value that is not a DType enumerator (one cast from an integer).
+constexpr size_t element_size(DType dtype) {
+  // In enumerator order.
+  constexpr size_t kSizes[kNumDTypes] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8};
+  const auto i = static_cast<unsigned>(dtype);
+  return i < static_cast<unsigned>(kNumDTypes) ? kSizes[i] : 0;
+}
 std::string to_string(DType dtype);
 
 // IEEE 754 binary16 storage with round-to-nearest-even conversion from float.

@@ -32,7 +32,7 @@ Shape::Shape(const int64_t* dims, int ndim) {
   if (ndim_ > 0) std::memcpy(data(), dims, sizeof(int64_t) * ndim_);
 }
 
-Shape Shape::Filled(int ndim, int64_t value) {
+Shape Shape::FilledSlow(int ndim, int64_t value) {
   if (ndim < 0)
     throw InvalidArgument("Shape::Filled: ndim must be >= 0, got " + std::to_string(ndim));
   CheckRank(ndim);
@@ -47,20 +47,9 @@ void Shape::Resize(int ndim) {
   ndim_ = ndim;
 }
 
-void Shape::CopyFrom(const Shape& other) {
-  if (other.ndim_ <= kInlineDims) {
-    std::memcpy(inline_, other.inline_, sizeof(inline_));
-    ndim_ = other.ndim_;
-    return;
-  }
+void Shape::CopyFromHeap(const Shape& other) {
   Resize(other.ndim_);
   std::memcpy(heap_, other.heap_, sizeof(int64_t) * ndim_);
-}
-
-void Shape::MoveFrom(Shape* other) noexcept {
-  std::memcpy(inline_, other->inline_, sizeof(inline_));  // the heap pointer too, if any
-  ndim_ = other->ndim_;
-  other->ndim_ = 0;
 }
 
 int64_t Shape::numel() const {
@@ -109,7 +98,7 @@ std::string ToString(const int64_t* v, size_t n) {
 std::vector<int64_t> ContiguousStrides(const Shape& shape) { return RowMajorStrides(shape).vec(); }
 
 Strides RowMajorStrides(const Shape& shape) {
-  Strides stride = Strides::Filled(shape.ndim(), 0);
+  Strides stride = shape;  // the right rank (a fixed-size copy when inline), overwritten below
   // Saturating: an empty shape may have dims whose product overflows; its strides address nothing.
   int64_t acc = 1;
   for (int i = shape.ndim() - 1; i >= 0; --i) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <ostream>
 #include <string>
@@ -22,7 +23,13 @@ class Shape {
   explicit Shape(const std::vector<int64_t>& dims);
   Shape(const int64_t* dims, int ndim);
   // `ndim` dims (0 <= ndim <= kMaxDims), each `value`.
-  static Shape Filled(int ndim, int64_t value);
+  static Shape Filled(int ndim, int64_t value) {
+    if (ndim < 0 || ndim > kInlineDims) return FilledSlow(ndim, value);
+    Shape s;
+    s.ndim_ = ndim;
+    for (int i = 0; i < ndim; ++i) s.inline_[i] = value;
+    return s;
+  }
   Shape(const Shape& other) { CopyFrom(other); }
   Shape(Shape&& other) noexcept { MoveFrom(&other); }
   Shape& operator=(const Shape& other) {
@@ -73,8 +80,23 @@ class Shape {
   // heap array of kMaxDims. Tensors rarely have more, and small objects keep the per-op path and
   // each live tensor cheap.
   static constexpr int kInlineDims = 6;
-  void CopyFrom(const Shape& other);
-  void MoveFrom(Shape* other) noexcept;
+  // Copies and moves of inline shapes are fixed-size copies, inline here: shapes are copied several
+  // times per op.
+  void CopyFrom(const Shape& other) {
+    if (other.ndim_ > kInlineDims) {
+      CopyFromHeap(other);
+      return;
+    }
+    std::memcpy(inline_, other.inline_, sizeof(inline_));
+    ndim_ = other.ndim_;
+  }
+  void CopyFromHeap(const Shape& other);
+  static Shape FilledSlow(int ndim, int64_t value);
+  void MoveFrom(Shape* other) noexcept {
+    std::memcpy(inline_, other->inline_, sizeof(inline_));  // the heap pointer too, if any
+    ndim_ = other->ndim_;
+    other->ndim_ = 0;
+  }
   void Release() noexcept {
     if (ndim_ > kInlineDims) delete[] heap_;
   }
