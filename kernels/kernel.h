@@ -28,5 +28,10 @@ void RegisterKernel(const std::string& op, DeviceType device_type, KernelFn fn);
 // For the library's own kernels, registered lazily (on the first look-up, or the first use of the
 // device type): keeps a kernel a program registered before for the same op and type.
 void RegisterBuiltinKernel(const std::string& op, DeviceType device_type, KernelFn fn);
+// Whether fn is one of the library's own kernels (RegisterBuiltinKernel): pure computations that
+// never call back into the runtime, never block and never issue work. The VM may run a small one
+// while it holds its submit lock (VirtualMachine::TryRunOpDirect); a program's kernels it never
+// does.
+bool IsBuiltinKernel(KernelFn fn);
 
 }  // namespace ofl::kernels

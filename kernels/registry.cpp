@@ -1,3 +1,4 @@
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -35,10 +36,31 @@ void RegisterKernel(const std::string& op, DeviceType device_type, KernelFn fn) 
   reg.kernels[{op, device_type}] = fn;
 }
 
+// The built-in kernel functions, for IsBuiltinKernel: appended once each under the registry's lock,
+// read without it (a slot is published by the release store of the count).
+constexpr int kMaxBuiltins = 64;
+std::atomic<KernelFn> builtin_fns[kMaxBuiltins];
+std::atomic<int> builtin_count{0};
+
 void RegisterBuiltinKernel(const std::string& op, DeviceType device_type, KernelFn fn) {
   Registry& reg = RawRegistry();
   std::unique_lock lock(reg.mu);
   reg.kernels.emplace(std::make_pair(op, device_type), fn);  // a program's own kernel stays
+  const int n = builtin_count.load(std::memory_order_relaxed);
+  for (int i = 0; i < n; ++i) {
+    if (builtin_fns[i].load(std::memory_order_relaxed) == fn) return;
+  }
+  if (n == kMaxBuiltins) return;  // not known as built-in: only ever runs the general way
+  builtin_fns[n].store(fn, std::memory_order_relaxed);
+  builtin_count.store(n + 1, std::memory_order_release);
+}
+
+bool IsBuiltinKernel(KernelFn fn) {
+  const int n = builtin_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i) {
+    if (builtin_fns[i].load(std::memory_order_relaxed) == fn) return true;
+  }
+  return false;
 }
 
 KernelFn TryFindKernel(const std::string& op, DeviceType device_type) {

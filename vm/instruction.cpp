@@ -18,7 +18,8 @@ int64_t ByteOffset(int64_t offset, DType dtype) {
   return static_cast<int64_t>(static_cast<uint64_t>(offset) *
                               static_cast<uint64_t>(element_size(dtype)));
 }
-// The logical bytes of a view of `shape` (INT64_MAX when that overflows).
+}  // namespace
+
 int64_t ViewBytes(const Shape& shape, DType dtype) {
   int64_t bytes = 0;
   if (__builtin_mul_overflow(shape.numel(), static_cast<int64_t>(element_size(dtype)), &bytes)) {
@@ -26,7 +27,6 @@ int64_t ViewBytes(const Shape& shape, DType dtype) {
   }
   return bytes;
 }
-}  // namespace
 
 kernels::TensorArg BlobArg::Resolve() const {
   kernels::TensorArg arg;

@@ -31,6 +31,9 @@ struct BlobArg {
   kernels::TensorArg Resolve() const;  // pointer into the (allocated) blob
 };
 
+// The logical bytes of a view of `shape` (INT64_MAX when that overflows).
+int64_t ViewBytes(const Shape& shape, DType dtype);
+
 enum class AccessModifier { kConst, kMut };
 
 class InstructionPolicy : public FastNew {

@@ -34,6 +34,12 @@ InstrRef InstructionsBuilder::OpCall(std::string op_name, kernels::KernelFn kern
     const BlobArg& anchor = outputs.size == 0 ? inputs.data[0] : outputs.data[0];
     stream = anchor.blob->producer_stream();
   }
+  // Only as the batch's first instruction: one run here must not overtake instructions built
+  // before it and not yet submitted. A direct run leaves no instruction: the null reference.
+  if (instructions_.empty() &&
+      VirtualMachine::Get().TryRunOpDirect(op_name, kernel, inputs, outputs, attrs, stream)) {
+    return InstrRef();
+  }
   return Add(stream,
              std::make_unique<OpCallPolicy>(std::move(op_name), kernel, inputs, outputs, attrs));
 }

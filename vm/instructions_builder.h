@@ -16,6 +16,8 @@ namespace ofl::vm {
 class InstructionsBuilder {
  public:
   // stream == nullptr: the compute stream of the first output's (or the accessed blob's) device.
+  // The first op call of a batch may run at once, with no instruction
+  // (VirtualMachine::TryRunOpDirect): then the reference returned is null.
   InstrRef OpCall(std::string op_name, kernels::KernelFn kernel, std::vector<BlobArg> inputs,
                   std::vector<BlobArg> outputs, const std::vector<int64_t>& attrs = {},
                   Stream* stream = nullptr);

@@ -124,7 +124,7 @@ void VirtualMachine::Release(BlobPtr blob) noexcept {
   if (shut_down_.load(std::memory_order_relaxed)) return;  // the blob frees its block when it dies
   const uint64_t blob_id = blob->id();
   try {
-    std::unique_lock<std::mutex> lock(submit_mu_);
+    std::unique_lock<SubmitMutex> lock(submit_mu_);
     Dependence& dep = blob->dependence();
     Instruction* last = nullptr;
     bool one_stream = true;
@@ -181,6 +181,7 @@ void VirtualMachine::Release(BlobPtr blob) noexcept {
 }
 
 void VirtualMachine::Submit(FastVector<InstrRef>& batch, bool back_pressure) {
+  if (batch.empty()) return;  // a batch whose op calls all ran directly (TryRunOpDirect)
   if (shut_down_.load(std::memory_order_relaxed)) {
     for (InstrRef& ref : batch) {
       auto err = std::make_shared<VmError>();
@@ -206,7 +207,7 @@ void VirtualMachine::Submit(FastVector<InstrRef>& batch, bool back_pressure) {
   size_t n_run_here = 0;
   Graveyard graveyard;
   {
-    std::lock_guard<std::mutex> lock(submit_mu_);
+    std::lock_guard<SubmitMutex> lock(submit_mu_);
     for (InstrRef& ref : batch) {
       Instruction* instr = ref.get();
       instr->id_ = next_instr_id_.fetch_add(1, std::memory_order_relaxed);

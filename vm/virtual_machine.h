@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <oneapi/tbb/mutex.h>
+
 #include "oneflow_lite/device.h"
 #include "vm/allocator/caching_allocator.h"
 #include "vm/instruction.h"
@@ -75,6 +77,17 @@ class VirtualMachine {
   // instruction that allocates instead (its errors, out-of-memory included, then surface at the
   // next wait as for any op).
   bool AllocateAtIssue(EagerBlobObject* blob, const char* owner);
+
+  // Runs an op call right here, with no instruction, when that is indistinguishable from issuing
+  // it (vm/THREADING.md, "Direct runs"): a built-in kernel, small operands, an idle synchronous
+  // stream, operands that no unfinished instruction touches, outputs served from cached blocks.
+  // Returns false when the caller must issue it as an instruction instead (outputs it gave memory
+  // keep it); a kernel that throws here also returns false, so that the instruction reports it.
+  bool TryRunOpDirect(const std::string& op_name, kernels::KernelFn kernel,
+                      OpCallPolicy::Operands inputs, OpCallPolicy::Operands outputs,
+                      const std::vector<int64_t>& attrs, Stream* stream);
+  // Op calls run by TryRunOpDirect since the VM started.
+  int64_t direct_runs() const { return direct_runs_.load(std::memory_order_relaxed); }
 
   // Blocks until the instruction is done. Does not re-throw the instruction's error; throws
   // ofl::Error with a hang report (every pending instruction and what it waits for) when no
@@ -221,7 +234,11 @@ class VirtualMachine {
   void RecordError(const VmErrorPtr& err);
   void WaitForCapacity();
 
-  std::mutex submit_mu_;  // orders submissions; guards dependences and in_flight_
+  // Orders submissions; guards dependences and in_flight_. oneTBB's mutex: taken at least once per
+  // op, and uncontended it is an atomic exchange to lock and one to unlock.
+  using SubmitMutex = tbb::mutex;
+  SubmitMutex submit_mu_;
+  std::atomic<int64_t> direct_runs_{0};  // written under submit_mu_
   std::deque<InstrRef, FastAllocator<InstrRef>> in_flight_;
   std::atomic<uint64_t> next_instr_id_{1};
   std::atomic<uint64_t> next_blob_id_{1};

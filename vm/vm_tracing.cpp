@@ -104,7 +104,7 @@ TraceSession VirtualMachine::StopTraceSession() {
 std::vector<TraceRecord> VirtualMachine::TakeTrace() {
   {
     Graveyard graveyard;
-    std::lock_guard<std::mutex> lock(submit_mu_);
+    std::lock_guard<SubmitMutex> lock(submit_mu_);
     Reap(true, &graveyard);
   }
   std::lock_guard<std::mutex> lock(trace_mu_);

@@ -76,7 +76,7 @@ void VirtualMachine::WaitForCapacity() {
   if (drained) return;
   std::string msg;
   {
-    std::lock_guard<std::mutex> lock(submit_mu_);
+    std::lock_guard<SubmitMutex> lock(submit_mu_);
     msg = "VM hang: a submission waited for back-pressure to ease (" +
           std::to_string(PendingCount()) + " instruction(s) in flight, high-water mark " +
           std::to_string(high_water_.load()) + ", resumes at " + std::to_string(low_water_.load()) +
@@ -180,7 +180,7 @@ std::string VirtualMachine::DescribePending(const Instruction* waited) {
 
 std::string VirtualMachine::AbandonAndReport(Instruction* waited, int64_t stalled_ns,
                                              bool* started) {
-  std::lock_guard<std::mutex> lock(submit_mu_);
+  std::lock_guard<SubmitMutex> lock(submit_mu_);
   uint8_t queued = Instruction::kQueued;
   const bool keep = !waited->policy()->Abandonable();
   const bool abandoned = !keep && waited->run_state_.compare_exchange_strong(
@@ -204,7 +204,7 @@ bool VirtualMachine::WaitsForQueuedWork(const Instruction* waited, const Instruc
   // Everything `waited` may wait for: its unfinished cross-stream predecessors and whatever is
   // ahead of it on its own stream, transitively. Reaching the running instruction or anything
   // queued behind it on its stream means the wait would never end.
-  std::lock_guard<std::mutex> lock(submit_mu_);
+  std::lock_guard<SubmitMutex> lock(submit_mu_);
   std::unordered_map<const Stream*, std::vector<const Instruction*>> by_stream;
   for (const InstrRef& ref : in_flight_) {
     if (!ref->done_.load(std::memory_order_seq_cst)) by_stream[ref->stream()].push_back(ref.get());
@@ -288,7 +288,7 @@ void VirtualMachine::Sync() {
   WaitForAllIssued("sync");
   {
     Graveyard graveyard;
-    std::lock_guard<std::mutex> lock(submit_mu_);
+    std::lock_guard<SubmitMutex> lock(submit_mu_);
     Reap(true, &graveyard);
   }
   std::vector<VmErrorPtr> errors;
