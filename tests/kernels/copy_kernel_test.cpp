@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/cpu_kernels.h"
 #include "oneflow_lite/error.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -99,6 +100,83 @@ TEST(CopyKernelTest, ScalarAndTwentyFiveDims) {
     for (int i = 0; i < 10; ++i) shape[rng() % kMaxDims] = 2 + static_cast<int64_t>(rng() % 2);
     for (int iter = 0; iter < 5; ++iter) {
       CheckCopy(rng, dtype, RandomView(rng, shape, true), RandomView(rng, shape, false));
+    }
+  }
+}
+
+// cpu::StridedCopy itself (whatever OFL_TEST_DEVICE says) on raw bytes of size `es`, against the
+// element-by-element reference, comparing the whole output storage.
+void CheckStridedCopy(std::mt19937_64& rng, size_t es, const View& in_view, const View& out_view) {
+  SCOPED_TRACE("element size " + std::to_string(es) + ", in " + Describe(in_view) + ", out " +
+               Describe(out_view));
+  Buffer in = RandomBuffer(rng, in_view.storage, es);
+  Buffer out = RandomBuffer(rng, out_view.storage, es);
+  Buffer expected = out;
+  ReferenceCopy(in, in_view, &expected, out_view, es);
+  cpu::StridedCopy(out.data() + out_view.offset * static_cast<int64_t>(es), out_view.stride.data(),
+                   in.data() + in_view.offset * static_cast<int64_t>(es), in_view.stride.data(),
+                   out_view.shape.data(), static_cast<int>(out_view.shape.size()), es);
+  ASSERT_EQ(std::memcmp(out.data(), expected.data(), out.bytes), 0);
+}
+
+// The serial path's short runs: every run length from 1 to past 64 bytes for each element size,
+// as copies (contiguous runs), fills (a broadcast inner dim), strided reads, rows that repeat one
+// source run (a broadcast middle dim), strided writes, and 1 to 4 dims around the run.
+TEST(CopyKernelTest, StridedCopyEveryShortRunLength) {
+  std::mt19937_64 rng(5);
+  for (size_t es : {1, 2, 4, 8}) {
+    for (int64_t n = 1; n * static_cast<int64_t>(es) <= 72; ++n) {
+      for (int outer = 0; outer <= 3; ++outer) {
+        std::vector<int64_t> shape;
+        for (int i = 0; i < outer; ++i) shape.push_back(2 + i);
+        shape.push_back(n);
+        const int inner = outer;
+        View contiguous = ContiguousView(shape);
+        View gapped = contiguous;  // each row padded by one element
+        for (int i = 0; i < inner; ++i) gapped.stride[i] = gapped.stride[i] / n * (n + 1);
+        gapped.offset = 1;
+        gapped.storage = StorageFor(gapped);
+        std::vector<View> inputs = {contiguous, gapped};
+        for (int b = 0; b <= inner; ++b) {  // each dim broadcast in turn: fills, repeated rows
+          View v = gapped;
+          v.stride[b] = 0;
+          v.storage = StorageFor(v);
+          inputs.push_back(v);
+        }
+        View strided = contiguous;  // the run read every third element
+        for (int i = 0; i <= inner; ++i) strided.stride[i] *= 3;
+        strided.storage = StorageFor(strided);
+        inputs.push_back(strided);
+        View column = contiguous;  // the run written down a column of the output
+        column.stride[inner] = Numel(shape) / n;
+        for (int i = 0; i < inner; ++i) column.stride[i] /= n;
+        column.storage = StorageFor(column);
+        for (const View& in : inputs) {
+          for (const View& out : {contiguous, gapped, column}) {
+            CheckStridedCopy(rng, es, in, out);
+            if (::testing::Test::HasFatalFailure()) return;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Random small layouts through cpu::StridedCopy: ranks 0 to 6 with size-0, size-1, broadcast,
+// permuted and gapped dims, inner runs of up to 80 bytes, in- or out-of-order outputs.
+TEST(CopyKernelTest, StridedCopyRandomSmallLayouts) {
+  std::mt19937_64 rng(6);
+  for (size_t es : {1, 2, 4, 8}) {
+    for (int iter = 0; iter < 2000; ++iter) {
+      const int ndim = static_cast<int>(rng() % 7);
+      std::vector<int64_t> shape = RandomShape(rng, ndim);
+      if (ndim > 0 && rng() % 2 == 0) {
+        shape[rng() % ndim] = 1 + static_cast<int64_t>(rng() % (80 / es));
+      }
+      const View in = RandomView(rng, shape, /*broadcast=*/true);
+      const View out = rng() % 2 == 0 ? ContiguousView(shape) : RandomView(rng, shape, false);
+      CheckStridedCopy(rng, es, in, out);
+      if (::testing::Test::HasFatalFailure()) return;
     }
   }
 }
