@@ -31,6 +31,9 @@ constexpr int64_t kGrainBytes = 64 << 10;
 // Replicated prefixes grow to at least this size: big enough that a memcpy of one is efficient,
 // small enough to stay in L1 while it is copied again and again.
 constexpr int64_t kPieceBytes = 8 << 10;
+// Outputs up to this size are gathered element by element in one pass: for a few dozen elements the
+// three passes' set-up costs several times the copy itself.
+constexpr int64_t kGatherBytes = 4 << 10;
 
 // The output as rows of row_len elements; the outer dims (out_size[i] = repeats * in_size[i])
 // index rows, and row_stride[i] is in rows.
@@ -143,6 +146,44 @@ void DoublePrefixes(const LoopDims<1>& tile_rows, char* out, int64_t tile_bytes,
   }
 }
 
+// A small output in one pass, in row-major order: out[o] = in[sum((o[i] mod s[i]) * st[i])] over
+// the simplified dims (sizes s, repeats r, input strides st in elements); the innermost dim is the
+// row.
+template <class T>
+void GatherSmall(const int64_t* s, const int64_t* r, const int64_t* st, int dims, const T* in,
+                 T* out) {
+  const int inner = dims - 1;
+  const int64_t tile = s[inner];
+  const int64_t len = tile * r[inner];
+  const int64_t step = st[inner];
+  int64_t rows = 1;
+  for (int i = 0; i < inner; ++i) rows *= s[i] * r[i];
+  int64_t o[kMaxDims] = {};  // the row's multi-index over the outer dims
+  int64_t m[kMaxDims] = {};  // o mod s
+  int64_t src_row = 0;       // sum(m[i] * st[i])
+  for (int64_t row = 0; row < rows; ++row) {
+    const T* src = in + src_row;
+    for (int64_t col = 0, c = 0; col < len; ++col) {
+      *out++ = src[c * step];
+      if (++c == tile) c = 0;
+    }
+    for (int i = inner - 1; i >= 0; --i) {
+      if (++o[i] < s[i] * r[i]) {
+        if (++m[i] == s[i]) {
+          m[i] = 0;
+          src_row -= (s[i] - 1) * st[i];
+        } else {
+          src_row += st[i];
+        }
+        break;
+      }
+      src_row -= m[i] * st[i];
+      o[i] = 0;
+      m[i] = 0;
+    }
+  }
+}
+
 std::string ShapeMismatch(const TensorArg& in, const TensorArg& out, const KernelContext& ctx) {
   return "repeat: output shape " + out.shape.str() + " does not match input shape " +
          in.shape.str() + " repeated by " +
@@ -220,6 +261,32 @@ void RepeatKernel(const KernelContext& ctx) {
   if (dims == 0) {
     std::memcpy(out.data, in.data, static_cast<size_t>(es));
     return;
+  }
+
+  int64_t total_bytes = es;
+  for (int i = 0; i < dims; ++i)
+    total_bytes *= s[i] * r[i];  // no overflow: out's shape was checked
+  if (total_bytes <= kGatherBytes) {
+    switch (es) {
+      case 1:
+        GatherSmall(s, r, st, dims, static_cast<const uint8_t*>(in.data),
+                    static_cast<uint8_t*>(out.data));
+        return;
+      case 2:
+        GatherSmall(s, r, st, dims, static_cast<const uint16_t*>(in.data),
+                    static_cast<uint16_t*>(out.data));
+        return;
+      case 4:
+        GatherSmall(s, r, st, dims, static_cast<const uint32_t*>(in.data),
+                    static_cast<uint32_t*>(out.data));
+        return;
+      case 8:
+        GatherSmall(s, r, st, dims, static_cast<const uint64_t*>(in.data),
+                    static_cast<uint64_t*>(out.data));
+        return;
+      default:
+        break;  // the general passes move raw bytes of any size
+    }
   }
 
   RowPlan p;

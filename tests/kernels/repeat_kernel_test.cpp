@@ -104,6 +104,31 @@ TEST(RepeatKernelTest, RandomLargeEveryDType) {
   }
 }
 
+// Outputs between the CPU kernel's one-pass gather (up to 4 KiB) and its parallel threshold: the
+// three serial passes.
+TEST(RepeatKernelTest, RandomMediumEveryDType) {
+  std::mt19937_64 rng(15);
+  for (DType dtype : AllDTypes()) {
+    const int64_t min_numel = 5000 / static_cast<int64_t>(element_size(dtype));
+    for (int iter = 0; iter < 20; ++iter) {
+      const int k = 1 + static_cast<int>(rng() % 4);
+      const int n = k + static_cast<int>(rng() % 3);
+      std::vector<int64_t> shape(k);
+      for (int64_t& d : shape) d = 1 + static_cast<int64_t>(rng() % 7);
+      std::vector<int64_t> repeats(n);
+      for (int64_t& r : repeats) r = 1 + static_cast<int64_t>(rng() % 3);
+      auto out_numel = [&] {
+        int64_t total = Numel(shape);
+        for (int64_t r : repeats) total *= r;
+        return total;
+      };
+      while (out_numel() < min_numel) repeats[rng() % n] += 1;
+      CheckRepeat(rng, dtype, RandomView(rng, shape, true), repeats);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
 TEST(RepeatKernelTest, LargeSpecificLayouts) {
   std::mt19937_64 rng(13);
   for (DType dtype : {DType::kUInt8, DType::kBFloat16, DType::kFloat32, DType::kInt64}) {
