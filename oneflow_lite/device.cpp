@@ -110,7 +110,7 @@ Device::Device(std::string_view spec) {
 }
 
 Device::Device(DeviceType type, int index) : type_(type), index_(index) {
-  if (!detail::IsRegisteredDeviceType(type)) {
+  if (type != DeviceType::kCPU && !detail::IsRegisteredDeviceType(type)) {
     throw InvalidArgument("Device: device type value " + std::to_string(static_cast<int>(type)) +
                           " is not a registered DeviceType (valid: 0.." +
                           std::to_string(Names().count.load(std::memory_order_acquire) - 1) + ": " +

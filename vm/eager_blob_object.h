@@ -57,6 +57,13 @@ class EagerBlobObject {
   void MarkDead();
 
   Dependence& dependence() { return dep_; }
+  // Set (under the submit lock) when an instruction first records the blob in its dependences;
+  // a blob never issued (made by empty, used only by direct runs) has no dependence to look at
+  // when its tensor dies. The store precedes the death of the tensor through the reference counts.
+  void MarkIssued() {
+    if (!issued_.load(std::memory_order_relaxed)) issued_.store(true, std::memory_order_release);
+  }
+  bool issued() const { return issued_.load(std::memory_order_acquire); }
   // Poison: set by the worker that failed to produce this blob (before it publishes "done"), read
   // by instructions ordered after it.
   // Written by a worker that failed to produce the blob, and on an asynchronous device also after
@@ -81,6 +88,7 @@ class EagerBlobObject {
   uint64_t id_;
   Stream* producer_;
   Dependence dep_;  // written by the issuing side
+  std::atomic<bool> issued_{false};
   // Written by the worker (Allocate / Free / poisoning): kept off the dependence's cache line.
   char worker_side_[64] = {};
   CachingAllocator* pool_ = nullptr;

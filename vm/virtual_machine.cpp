@@ -97,6 +97,7 @@ void VirtualMachine::Connect(Instruction* instr, const InstrRef& pred) {
 void VirtualMachine::ConsumeDependences(Instruction* instr) {
   InstructionPolicy* policy = instr->policy();
   for (const BlobPtr& blob : policy->writes()) {
+    blob->MarkIssued();
     Dependence& dep = blob->dependence();
     Connect(instr, dep.last_writer);
     for (const InstrRef& r : dep.readers) Connect(instr, r);
@@ -107,6 +108,7 @@ void VirtualMachine::ConsumeDependences(Instruction* instr) {
   for (const BlobPtr& blob : policy->reads()) {
     const auto& writes = policy->writes();
     if (std::find(writes.begin(), writes.end(), blob) != writes.end()) continue;
+    blob->MarkIssued();
     Dependence& dep = blob->dependence();
     Connect(instr, dep.last_writer);
     dep.readers.emplace_back(instr);
@@ -124,6 +126,12 @@ void VirtualMachine::Release(BlobPtr blob) noexcept {
   if (shut_down_.load(std::memory_order_relaxed)) return;  // the blob frees its block when it dies
   const uint64_t blob_id = blob->id();
   try {
+    if (!blob->issued() && (fold_releases_ || sync_mode_)) {
+      // No instruction ever recorded it (its memory came at issue, or from a direct run): nothing
+      // can be using it, so the block goes back now, as when every user finished (below).
+      blob->Free();
+      return;
+    }
     std::unique_lock<SubmitMutex> lock(submit_mu_);
     Dependence& dep = blob->dependence();
     Instruction* last = nullptr;

@@ -161,6 +161,33 @@ TEST_F(DirectRunTest, BuiltInKernelErrorIsReportedByTheInstructionItFallsBackTo)
   EXPECT_EQ(y.to_vector<float>(), kExpanded);
 }
 
+// A tensor that no instruction ever recorded (made by empty at the call, or by a direct run) gives
+// its block back the moment it dies, with nothing to wait for.
+TEST_F(DirectRunTest, ATensorNoInstructionRecordedFreesItsBlockWhenItDies) {
+  const Tensor x = ofl::tensor<float>({1, 2, 3}, Shape({3}));
+  vm_.Sync();
+  const int64_t base = memory_stats(Device("cpu")).allocated_bytes;
+  {
+    Tensor e = ofl::empty(Shape({4, 3}));
+    EXPECT_FALSE(e.impl()->blob()->issued());
+    Tensor y;
+    EXPECT_EQ(ExpandContiguous(x, &y), 1);
+    EXPECT_FALSE(y.impl()->blob()->issued());
+    EXPECT_EQ(memory_stats(Device("cpu")).allocated_bytes, base + 64 + 64);
+  }
+  EXPECT_EQ(memory_stats(Device("cpu")).allocated_bytes, base);
+  EXPECT_EQ(vm_.in_flight(), 0);
+  // Read by an instruction, it takes the general path, and is still freed.
+  {
+    Tensor y;
+    ExpandContiguous(x, &y);
+    EXPECT_EQ(y.to_vector<float>(), kExpanded);
+    EXPECT_TRUE(y.impl()->blob()->issued());
+  }
+  vm_.Sync();
+  EXPECT_EQ(memory_stats(Device("cpu")).allocated_bytes, base);
+}
+
 // A program's own kernel never runs while the VM holds its submit lock.
 TEST_F(DirectRunTest, AProgramsOwnKernelIsNeverRunDirectly) {
   kernels::KernelFn mine = [](const KernelContext& ctx) {
