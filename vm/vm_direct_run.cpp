@@ -25,16 +25,6 @@ bool Settled(EagerBlobObject* blob, bool written) {
   return true;
 }
 
-void Fill(kernels::TensorArg* a, const BlobArg& b) {
-  char* base = b.blob->data();
-  a->data = base ? base + static_cast<int64_t>(static_cast<uint64_t>(b.offset) *
-                                               static_cast<uint64_t>(element_size(b.dtype)))
-                 : nullptr;
-  a->shape = b.shape;
-  a->stride = b.stride;
-  a->dtype = b.dtype;
-}
-
 }  // namespace
 
 bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelFn kernel,
@@ -92,8 +82,8 @@ bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelF
   static thread_local kernels::KernelContext ctx OFL_TLS_FAST;
   ctx.inputs.resize(inputs.size);
   ctx.outputs.resize(outputs.size);
-  for (size_t i = 0; i < inputs.size; ++i) Fill(&ctx.inputs[i], inputs.data[i]);
-  for (size_t i = 0; i < outputs.size; ++i) Fill(&ctx.outputs[i], outputs.data[i]);
+  for (size_t i = 0; i < inputs.size; ++i) ctx.inputs[i] = inputs.data[i].Resolve();
+  for (size_t i = 0; i < outputs.size; ++i) ctx.outputs[i] = outputs.data[i].Resolve();
   ctx.attrs.assign(attrs.begin(), attrs.end());
   ctx.stream = stream->native();
   ctx.device_index = stream->device().index();

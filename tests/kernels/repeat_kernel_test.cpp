@@ -81,24 +81,30 @@ TEST(RepeatKernelTest, RandomSmallEveryDType) {
   }
 }
 
+// One random case whose output has at least min_bytes: input dims of 1..max_dim, repeats grown
+// one at a time until the output is big enough.
+void CheckGrownRepeat(std::mt19937_64& rng, DType dtype, int64_t min_bytes, int64_t max_dim) {
+  const int64_t min_numel = min_bytes / static_cast<int64_t>(element_size(dtype));
+  const int k = 1 + static_cast<int>(rng() % 4);
+  const int n = k + static_cast<int>(rng() % 3);
+  std::vector<int64_t> shape(k);
+  for (int64_t& d : shape) d = 1 + static_cast<int64_t>(rng() % max_dim);
+  std::vector<int64_t> repeats(n);
+  for (int64_t& r : repeats) r = 1 + static_cast<int64_t>(rng() % 3);
+  auto out_numel = [&] {
+    int64_t total = Numel(shape);
+    for (int64_t r : repeats) total *= r;
+    return total;
+  };
+  while (out_numel() < min_numel) repeats[rng() % n] += 1;
+  CheckRepeat(rng, dtype, RandomView(rng, shape, true), repeats);
+}
+
 TEST(RepeatKernelTest, RandomLargeEveryDType) {
   std::mt19937_64 rng(12);
   for (DType dtype : AllDTypes()) {
-    const int64_t min_numel = kLargeBytes / static_cast<int64_t>(element_size(dtype));
     for (int iter = 0; iter < 6; ++iter) {
-      const int k = 1 + static_cast<int>(rng() % 4);
-      const int n = k + static_cast<int>(rng() % 3);
-      std::vector<int64_t> shape(k);
-      for (int64_t& d : shape) d = 1 + static_cast<int64_t>(rng() % (iter < 3 ? 12 : 60));
-      std::vector<int64_t> repeats(n);
-      for (int64_t& r : repeats) r = 1 + static_cast<int64_t>(rng() % 3);
-      auto out_numel = [&] {
-        int64_t total = Numel(shape);
-        for (int64_t r : repeats) total *= r;
-        return total;
-      };
-      while (out_numel() < min_numel) repeats[rng() % n] += 1;
-      CheckRepeat(rng, dtype, RandomView(rng, shape, true), repeats);
+      CheckGrownRepeat(rng, dtype, kLargeBytes, iter < 3 ? 12 : 60);
       if (::testing::Test::HasFatalFailure()) return;
     }
   }
@@ -109,21 +115,8 @@ TEST(RepeatKernelTest, RandomLargeEveryDType) {
 TEST(RepeatKernelTest, RandomMediumEveryDType) {
   std::mt19937_64 rng(15);
   for (DType dtype : AllDTypes()) {
-    const int64_t min_numel = 5000 / static_cast<int64_t>(element_size(dtype));
     for (int iter = 0; iter < 20; ++iter) {
-      const int k = 1 + static_cast<int>(rng() % 4);
-      const int n = k + static_cast<int>(rng() % 3);
-      std::vector<int64_t> shape(k);
-      for (int64_t& d : shape) d = 1 + static_cast<int64_t>(rng() % 7);
-      std::vector<int64_t> repeats(n);
-      for (int64_t& r : repeats) r = 1 + static_cast<int64_t>(rng() % 3);
-      auto out_numel = [&] {
-        int64_t total = Numel(shape);
-        for (int64_t r : repeats) total *= r;
-        return total;
-      };
-      while (out_numel() < min_numel) repeats[rng() % n] += 1;
-      CheckRepeat(rng, dtype, RandomView(rng, shape, true), repeats);
+      CheckGrownRepeat(rng, dtype, 5000, 7);
       if (::testing::Test::HasFatalFailure()) return;
     }
   }
