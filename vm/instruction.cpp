@@ -30,12 +30,16 @@ int64_t ViewBytes(const Shape& shape, DType dtype) {
 
 kernels::TensorArg BlobArg::Resolve() const {
   kernels::TensorArg arg;
-  char* base = blob->data();
-  arg.data = base ? base + ByteOffset(offset, dtype) : nullptr;
-  arg.shape = shape;
-  arg.stride = stride;
-  arg.dtype = dtype;
+  ResolveInto(&arg);
   return arg;
+}
+
+void BlobArg::ResolveInto(kernels::TensorArg* arg) const {
+  char* base = blob->data();
+  arg->data = base ? base + ByteOffset(offset, dtype) : nullptr;
+  arg->shape = shape;
+  arg->stride = stride;
+  arg->dtype = dtype;
 }
 
 void InstructionPolicy::Prepare(Instruction* instr) {

@@ -29,6 +29,8 @@ struct BlobArg {
   DType dtype = DType::kFloat32;
 
   kernels::TensorArg Resolve() const;  // pointer into the (allocated) blob
+  // The same into an existing argument (a reused kernel context: no temporary shapes).
+  void ResolveInto(kernels::TensorArg* arg) const;
 };
 
 // The logical bytes of a view of `shape` (INT64_MAX when that overflows).
