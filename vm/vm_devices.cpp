@@ -84,6 +84,10 @@ Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
       s = std::make_unique<Stream>(this, device, role, pool, backend);
     } catch (const std::exception& e) {
       streams_.erase(key);
+      // A fault the device cannot recover from may reach a new stream first, before the thread
+      // that hit it marked the device: marked here too, before the error is visible, so that the
+      // next op on the device throws as well.
+      if (dynamic_cast<const DeviceFailed*>(&e) != nullptr) MarkDeviceFailed(device, e.what());
       throw DeviceError(device.str() + ": creating its " + to_string(role) +
                         " stream failed: " + e.what());
     }

@@ -368,6 +368,62 @@ TEST(DeviceBackendRegistryTest, AKernelThatThrowsDeviceFailedMarksItsDeviceFaile
   EXPECT_EXIT(KernelDeviceFailedChild(), ::testing::ExitedWithCode(0), "");
 }
 
+// A backend whose streams after the first report a fault it cannot recover from (as the simulator
+// does once another thread hit a sticky fault it has not reported yet).
+class FailingStreamsBackend final : public DeviceBackend {
+ public:
+  int device_count() override { return 1; }
+  void* allocate(int, size_t n) override { return std::aligned_alloc(256, (n + 255) / 256 * 256); }
+  void deallocate(int, void* p, size_t) override { std::free(p); }
+  NativeStream create_stream(int) override {
+    if (streams_++ > 0) throw DeviceFailed("failstreams:0: unrecoverable fault seen elsewhere");
+    return this;
+  }
+  void destroy_stream(int, NativeStream) override {}
+  NativeEvent create_event(int) override { return this; }
+  void destroy_event(int, NativeEvent) override {}
+  void record_event(NativeEvent, NativeStream) override {}
+  bool query_event(NativeEvent) override { return true; }
+  void synchronize_event(NativeEvent) override {}
+  void stream_wait_event(NativeStream, NativeEvent) override {}
+  void copy_async(void* d, const void* s, size_t n, CopyKind, NativeStream) override {
+    std::memcpy(d, s, n);
+  }
+
+ private:
+  std::atomic<int> streams_{0};
+};
+
+// The child of AStreamThatCannotBeCreatedForAFailedDeviceMarksItFailed: exits 0 when the read
+// whose d2h stream could not be made threw, the next op on the device (whose compute stream
+// exists) threw at the call naming the fault, and the CPU kept working.
+[[noreturn]] void FailingStreamChild() {
+  register_device_backend("failstreams", std::make_shared<FailingStreamsBackend>());
+  register_kernel("empty", "failstreams", [](const KernelContext&) {});
+  const Device dev("failstreams:0");
+  const Tensor x = ofl::empty(Shape({2}), DType::kFloat32, dev);  // the compute stream: fine
+  bool reported = false;
+  try {
+    (void)x.to_vector<float>();  // needs the d2h stream
+  } catch (const DeviceError&) {
+    reported = true;
+  }
+  bool refused = false;
+  try {
+    (void)ofl::empty(Shape({2}), DType::kFloat32, dev);
+  } catch (const DeviceError& e) {
+    refused = std::string(e.what()).find("unrecoverable fault seen elsewhere") != std::string::npos;
+  }
+  const bool cpu_works =
+      ofl::tensor<float>({1}, Shape({1}), Device("cpu")).repeat({2}).to_vector<float>().size() == 2;
+  std::exit(reported && refused && cpu_works ? 0 : 3);
+}
+
+TEST(DeviceBackendRegistryTest, AStreamThatCannotBeCreatedForAFailedDeviceMarksItFailed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(FailingStreamChild(), ::testing::ExitedWithCode(0), "");
+}
+
 TEST(DeviceBackendRegistryTest, BadRegistrationsAreRejected) {
   ExpectThrowWith<InvalidArgument>(
       [] { register_device_backend("cpu", std::make_shared<HostMemoryBackend>()); }, {"cpu"});
