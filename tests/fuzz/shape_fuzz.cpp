@@ -233,13 +233,13 @@ void FuzzExpand(Input& in, const Geometry& g) {
   if (ref_ok) ref_ok = ShapeOk(ref_shape, es);
   ofl::ops::ViewGeometry out;
   const bool ok = Returns("InferExpand", [&] {
-    out = ofl::ops::InferExpand(ofl::Shape(g.shape), g.stride, sizes, es);
+    out = ofl::ops::InferExpand(ofl::Shape(g.shape), ofl::Strides(g.stride), sizes, es);
   });
   const std::string args = GeoStr(g) + " sizes " + Str(sizes);
   CheckAgrees("InferExpand", ok, ref_ok, args);
   if (!ok) return;
   FUZZ_CHECK(out.shape.vec() == ref_shape, args + " got " + out.shape.str());
-  FUZZ_CHECK(out.stride.size() == static_cast<size_t>(n), args);
+  FUZZ_CHECK(out.stride.size() == n, args);
   FUZZ_CHECK(out.offset_delta == 0, args);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t j = i - (n - k);
@@ -251,7 +251,7 @@ void FuzzExpand(Input& in, const Geometry& g) {
   }
   if (!Small(ref_shape)) return;
   // Each output element addresses the input element it was broadcast from.
-  const std::vector<int64_t> offs = Offsets(ref_shape, out.stride, 0);
+  const std::vector<int64_t> offs = Offsets(ref_shape, out.stride.vec(), 0);
   CheckInBounds("InferExpand", offs, g.extent, args);
   Dims idx(static_cast<size_t>(n), 0);
   for (int64_t o : offs) {
@@ -410,21 +410,22 @@ void FuzzReshape(Input& in, const Geometry& g) {
     if (span * SatProduct(g.shape) > (kI64Max >> 2)) return;
   }
   if (std::getenv("OFL_FUZZ_VERBOSE")) std::fprintf(stderr, "ReshapeStrides: %s\n", args.c_str());
-  std::optional<ofl::ops::Strides> st;
+  std::optional<ofl::Strides> st;
   Returns("ReshapeStrides",
-          [&] { st = ofl::ops::ReshapeStrides(ofl::Shape(g.shape), g.stride, out); });
-  if (ofl::ops::IsContiguous(ofl::Shape(g.shape), g.stride)) {
+          [&] { st = ofl::ops::ReshapeStrides(ofl::Shape(g.shape), ofl::Strides(g.stride), out); });
+  if (ofl::ops::IsContiguous(ofl::Shape(g.shape), ofl::Strides(g.stride))) {
     FUZZ_CHECK(st.has_value(), args + ": a contiguous input must reshape as a view");
   }
   if (!st) return;
-  FUZZ_CHECK(st->size() == ref_shape.size(), args);
+  FUZZ_CHECK(static_cast<size_t>(st->size()) == ref_shape.size(), args);
   if (!Small(g.shape)) return;
   // A view reshape keeps the row-major order: output element e is input element e.
   const std::vector<int64_t> want = Offsets(g.shape, g.stride, 0);
-  const std::vector<int64_t> got = Offsets(ref_shape, *st, 0);
+  const std::vector<int64_t> got = Offsets(ref_shape, st->vec(), 0);
   FUZZ_CHECK(want.size() == got.size(), args);
   for (size_t e = 0; e < want.size(); ++e) {
-    FUZZ_CHECK(want[e] == got[e], args + " strides " + Str(*st) + " element " + std::to_string(e));
+    FUZZ_CHECK(want[e] == got[e],
+               args + " strides " + Str(st->vec()) + " element " + std::to_string(e));
   }
 }
 
@@ -458,8 +459,9 @@ void FuzzPermute(Input& in, const Geometry& g) {
     ref_stride.push_back(g.stride[d]);
   }
   ofl::ops::ViewGeometry out;
-  const bool ok = Returns(
-      "InferPermute", [&] { out = ofl::ops::InferPermute(ofl::Shape(g.shape), g.stride, dims); });
+  const bool ok = Returns("InferPermute", [&] {
+    out = ofl::ops::InferPermute(ofl::Shape(g.shape), ofl::Strides(g.stride), dims);
+  });
   const std::string args = GeoStr(g) + " dims " + Str(dims);
   CheckAgrees("InferPermute", ok, ref_ok, args);
   if (!ok) return;
@@ -485,7 +487,7 @@ void FuzzNarrow(Input& in, const Geometry& g) {
   }
   ofl::ops::ViewGeometry out;
   const bool ok = Returns("InferNarrow", [&] {
-    out = ofl::ops::InferNarrow(ofl::Shape(g.shape), g.stride, dim, start, length);
+    out = ofl::ops::InferNarrow(ofl::Shape(g.shape), ofl::Strides(g.stride), dim, start, length);
   });
   const std::string args = GeoStr(g) + " narrow(" + std::to_string(dim) + ", " +
                            std::to_string(start) + ", " + std::to_string(length) + ")";
@@ -499,7 +501,8 @@ void FuzzNarrow(Input& in, const Geometry& g) {
   }
   if (!Small(ref_shape)) return;
   // The narrowed view stays within the input's storage.
-  CheckInBounds("InferNarrow", Offsets(ref_shape, out.stride, out.offset_delta), g.extent, args);
+  CheckInBounds("InferNarrow", Offsets(ref_shape, out.stride.vec(), out.offset_delta), g.extent,
+                args);
 }
 
 void FuzzExpandBackward(Input& in, const Geometry& g) {
@@ -543,8 +546,8 @@ void FuzzExpandBackward(Input& in, const Geometry& g) {
   // Consistency: input_shape expands to dy.
   if (ShapeOk(input_shape, 4)) {
     const bool fwd = Returns("InferExpand", [&] {
-      ofl::ops::ViewGeometry e =
-          ofl::ops::InferExpand(ofl::Shape(input_shape), RefContiguous(input_shape), dy, 4);
+      ofl::ops::ViewGeometry e = ofl::ops::InferExpand(
+          ofl::Shape(input_shape), ofl::Strides(RefContiguous(input_shape)), dy, 4);
       FUZZ_CHECK(e.shape.vec() == dy, args);
     });
     FUZZ_CHECK(fwd, args + ": expand_backward accepted a shape that expand rejects");
@@ -557,7 +560,7 @@ void FuzzContiguousStrides(const Geometry& g) {
   const Dims s = ofl::ContiguousStrides(ofl::Shape(g.shape));
   FUZZ_CHECK(s.size() == g.shape.size(), Str(g.shape));
   if (SatProduct(g.shape) > 0) FUZZ_CHECK(s == RefContiguous(g.shape), Str(g.shape));
-  FUZZ_CHECK(ofl::ops::IsContiguous(ofl::Shape(g.shape), s), Str(g.shape));
+  FUZZ_CHECK(ofl::ops::IsContiguous(ofl::Shape(g.shape), ofl::Strides(s)), Str(g.shape));
 }
 
 }  // namespace
