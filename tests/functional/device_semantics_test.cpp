@@ -306,7 +306,7 @@ TEST(ShutdownTest, ShutdownWithWorkInFlightDrainsJoinsAndRefusesLaterCalls) {
 }
 
 // A device type with a backend but no kernels: ops name the op and the type.
-class HostMemoryBackend final : public DeviceBackend {
+class HostMemoryBackend : public DeviceBackend {
  public:
   int device_count() override { return 1; }
   void* allocate(int, size_t n) override { return std::aligned_alloc(256, (n + 255) / 256 * 256); }
@@ -370,24 +370,11 @@ TEST(DeviceBackendRegistryTest, AKernelThatThrowsDeviceFailedMarksItsDeviceFaile
 
 // A backend whose streams after the first report a fault it cannot recover from (as the simulator
 // does once another thread hit a sticky fault it has not reported yet).
-class FailingStreamsBackend final : public DeviceBackend {
+class FailingStreamsBackend final : public HostMemoryBackend {
  public:
-  int device_count() override { return 1; }
-  void* allocate(int, size_t n) override { return std::aligned_alloc(256, (n + 255) / 256 * 256); }
-  void deallocate(int, void* p, size_t) override { std::free(p); }
-  NativeStream create_stream(int) override {
+  NativeStream create_stream(int index) override {
     if (streams_++ > 0) throw DeviceFailed("failstreams:0: unrecoverable fault seen elsewhere");
-    return this;
-  }
-  void destroy_stream(int, NativeStream) override {}
-  NativeEvent create_event(int) override { return this; }
-  void destroy_event(int, NativeEvent) override {}
-  void record_event(NativeEvent, NativeStream) override {}
-  bool query_event(NativeEvent) override { return true; }
-  void synchronize_event(NativeEvent) override {}
-  void stream_wait_event(NativeStream, NativeEvent) override {}
-  void copy_async(void* d, const void* s, size_t n, CopyKind, NativeStream) override {
-    std::memcpy(d, s, n);
+    return HostMemoryBackend::create_stream(index);
   }
 
  private:
