@@ -26,7 +26,8 @@ Shape::Shape(const std::vector<int64_t>& dims) {
   if (ndim_ > 0) std::memcpy(data(), dims.data(), sizeof(int64_t) * ndim_);
 }
 
-Shape::Shape(const int64_t* dims, int ndim) {
+void Shape::InitSlow(const int64_t* dims, int ndim) {
+  if (ndim < 0) throw InvalidArgument("Shape: ndim must be >= 0, got " + std::to_string(ndim));
   CheckRank(ndim);
   Resize(ndim);
   if (ndim_ > 0) std::memcpy(data(), dims, sizeof(int64_t) * ndim_);
@@ -52,7 +53,7 @@ void Shape::CopyFromHeap(const Shape& other) {
   std::memcpy(heap_, other.heap_, sizeof(int64_t) * ndim_);
 }
 
-int64_t Shape::numel() const {
+int64_t Shape::NumelSlow() const {
   // Saturates instead of overflowing, so that an unchecked shape cannot cause undefined behaviour;
   // ops reject such shapes with a clear error (ops::CheckShape).
   const int64_t* d = data();
@@ -100,10 +101,12 @@ std::vector<int64_t> ContiguousStrides(const Shape& shape) { return RowMajorStri
 Strides RowMajorStrides(const Shape& shape) {
   Strides stride = shape;  // the right rank (a fixed-size copy when inline), overwritten below
   // Saturating: an empty shape may have dims whose product overflows; its strides address nothing.
+  const int64_t* dims = shape.data();
+  int64_t* out = stride.data();
   int64_t acc = 1;
   for (int i = shape.ndim() - 1; i >= 0; --i) {
-    stride[i] = acc;
-    if (__builtin_mul_overflow(acc, shape[i] > 0 ? shape[i] : 1, &acc)) {
+    out[i] = acc;
+    if (__builtin_mul_overflow(acc, dims[i] > 0 ? dims[i] : 1, &acc)) {
       acc = std::numeric_limits<int64_t>::max();
     }
   }

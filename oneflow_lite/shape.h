@@ -21,7 +21,14 @@ class Shape {
   Shape() = default;
   Shape(std::initializer_list<int64_t> dims);
   explicit Shape(const std::vector<int64_t>& dims);
-  Shape(const int64_t* dims, int ndim);
+  Shape(const int64_t* dims, int ndim) {
+    if (ndim < 0 || ndim > kInlineDims) {
+      InitSlow(dims, ndim);
+      return;
+    }
+    if (ndim > 0) std::memcpy(inline_, dims, sizeof(int64_t) * static_cast<size_t>(ndim));
+    ndim_ = ndim;
+  }
   // `ndim` dims (0 <= ndim <= kMaxDims), each `value`.
   static Shape Filled(int ndim, int64_t value) {
     if (ndim < 0 || ndim > kInlineDims) return FilledSlow(ndim, value);
@@ -60,7 +67,13 @@ class Shape {
   const int64_t* data() const { return ndim_ <= kInlineDims ? inline_ : heap_; }
   int64_t* data() { return ndim_ <= kInlineDims ? inline_ : heap_; }
   // Product of the dims (1 for a 0-dim shape); INT64_MAX when it does not fit in int64.
-  int64_t numel() const;
+  int64_t numel() const {
+    const int64_t* d = data();
+    int64_t n = 1;
+    bool overflow = false;
+    for (int i = 0; i < ndim_; ++i) overflow |= __builtin_mul_overflow(n, d[i], &n);
+    return overflow ? NumelSlow() : n;  // a zero dim after an overflow still makes 0
+  }
   std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
   std::string str() const;
   void push_back(int64_t d);
@@ -91,6 +104,8 @@ class Shape {
     ndim_ = other.ndim_;
   }
   void CopyFromHeap(const Shape& other);
+  void InitSlow(const int64_t* dims, int ndim);
+  int64_t NumelSlow() const;
   static Shape FilledSlow(int ndim, int64_t value);
   void MoveFrom(Shape* other) noexcept {
     std::memcpy(inline_, other->inline_, sizeof(inline_));  // the heap pointer too, if any

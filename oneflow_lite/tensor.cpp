@@ -14,13 +14,8 @@ Storage::~Storage() {
 vm::BlobArg TensorImpl::arg() const { return arg(shape_, stride_, offset_); }
 
 vm::BlobArg TensorImpl::arg(const Shape& shape, const Strides& stride, int64_t offset) const {
-  vm::BlobArg a;
-  a.blob = storage_->blob;
-  a.shape = shape;
-  a.stride = stride;
-  a.offset = offset;
-  a.dtype = dtype_;
-  return a;
+  return vm::BlobArg{storage_->blob, shape, stride, offset,
+                     dtype_};  // copies, no default-made shapes
 }
 
 const std::vector<int64_t>& TensorImpl::stride_vector() const {

@@ -35,9 +35,9 @@ struct GlobalMeta {
 
 class TensorImpl {
  public:
-  TensorImpl(Shape shape, Strides stride, int64_t offset, DType dtype, Device device,
+  TensorImpl(const Shape& shape, Strides stride, int64_t offset, DType dtype, Device device,
              std::shared_ptr<Storage> storage)
-      : shape_(std::move(shape)),
+      : shape_(shape),
         stride_(std::move(stride)),
         offset_(offset),
         dtype_(dtype),

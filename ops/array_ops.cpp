@@ -89,14 +89,16 @@ ViewGeometry InferExpand(const Shape& in, const Strides& in_stride,
     Fail("expand: sizes " + Str(sizes) + " has " + std::to_string(n) + " dims, at most " +
          std::to_string(kMaxDims) + " are supported");
   }
+  const int64_t* in_size = in.data();
+  const int64_t* in_st = in_stride.data();
   int64_t out[kMaxDims];
-  Strides stride = Strides::Filled(static_cast<int>(n), 0);
+  int64_t out_st[kMaxDims];
   for (int64_t i = n - 1; i >= 0; --i) {
     const int64_t dim = k - (n - i);
-    int64_t size = dim >= 0 ? in[dim] : 1;
+    int64_t size = dim >= 0 ? in_size[dim] : 1;
     // A new leading dim takes stride[i+1] * size[i+1]; with a 0-dim input every dim is new and,
     // as in PyTorch, every stride is 0 (size-1 dims included).
-    int64_t st = dim >= 0 ? in_stride[dim] : (k == 0 ? 0 : SatMul(out[i + 1], stride[i + 1]));
+    int64_t st = dim >= 0 ? in_st[dim] : (k == 0 ? 0 : SatMul(out[i + 1], out_st[i + 1]));
     int64_t target = sizes[i];
     if (target < -1) {
       Fail("expand: size " + std::to_string(target) + " at dim " + std::to_string(i) +
@@ -123,11 +125,11 @@ ViewGeometry InferExpand(const Shape& in, const Strides& in_stride,
       st = 0;
     }
     out[i] = size;
-    stride[i] = st;
+    out_st[i] = st;
   }
-  const Shape out_shape(out, static_cast<int>(n));
-  CheckShape("expand", "output shape", out_shape, element_size);
-  return {out_shape, std::move(stride), 0};
+  ViewGeometry g{Shape(out, static_cast<int>(n)), Strides(out_st, static_cast<int>(n)), 0};
+  CheckShape("expand", "output shape", g.shape, element_size);
+  return g;
 }
 
 Shape InferRepeat(const Shape& in, const std::vector<int64_t>& repeats, size_t element_size) {

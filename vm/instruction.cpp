@@ -20,14 +20,6 @@ int64_t ByteOffset(int64_t offset, DType dtype) {
 }
 }  // namespace
 
-int64_t ViewBytes(const Shape& shape, DType dtype) {
-  int64_t bytes = 0;
-  if (__builtin_mul_overflow(shape.numel(), static_cast<int64_t>(element_size(dtype)), &bytes)) {
-    return std::numeric_limits<int64_t>::max();
-  }
-  return bytes;
-}
-
 kernels::TensorArg BlobArg::Resolve() const {
   kernels::TensorArg arg;
   ResolveInto(&arg);

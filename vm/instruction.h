@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,7 +35,13 @@ struct BlobArg {
 };
 
 // The logical bytes of a view of `shape` (INT64_MAX when that overflows).
-int64_t ViewBytes(const Shape& shape, DType dtype);
+inline int64_t ViewBytes(const Shape& shape, DType dtype) {
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(shape.numel(), static_cast<int64_t>(element_size(dtype)), &bytes)) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return bytes;
+}
 
 enum class AccessModifier { kConst, kMut };
 

@@ -80,8 +80,8 @@ bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelF
     }
   }
   static thread_local kernels::KernelContext ctx OFL_TLS_FAST;
-  ctx.inputs.resize(inputs.size);
-  ctx.outputs.resize(outputs.size);
+  if (ctx.inputs.size() != inputs.size) ctx.inputs.resize(inputs.size);
+  if (ctx.outputs.size() != outputs.size) ctx.outputs.resize(outputs.size);
   for (size_t i = 0; i < inputs.size; ++i) inputs.data[i].ResolveInto(&ctx.inputs[i]);
   for (size_t i = 0; i < outputs.size; ++i) outputs.data[i].ResolveInto(&ctx.outputs[i]);
   ctx.attrs.assign(attrs.begin(), attrs.end());

@@ -146,42 +146,40 @@ void DoublePrefixes(const LoopDims<1>& tile_rows, char* out, int64_t tile_bytes,
   }
 }
 
-// A small output in one pass, in row-major order: out[o] = in[sum((o[i] mod s[i]) * st[i])] over
-// the simplified dims (sizes s, repeats r, input strides st in elements); the innermost dim is the
-// row.
+// A small output, built block by block in row-major order over the simplified dims (sizes s,
+// repeats r, input strides st in elements): the innermost dim gathers its s elements once and then
+// repeats them by copying the output forward; every outer dim builds its s sub-blocks and then
+// copies that span r - 1 more times. Each output element is written once, and only the innermost
+// gather reads the input.
+template <class T>
+void FillBlock(const int64_t* s, const int64_t* r, const int64_t* st, const int64_t* block, int d,
+               int last, const T* in, T* out) {
+  const int64_t sd = s[d];
+  if (d == last) {
+    const int64_t step = st[d];
+    for (int64_t j = 0; j < sd; ++j) out[j] = in[j * step];
+    // A forward copy at distance sd repeats the tile: out[sd + k] = out[k].
+    T* rest = out + sd;
+    for (int64_t k = 0, n = sd * (r[d] - 1); k < n; ++k) rest[k] = out[k];
+    return;
+  }
+  const int64_t sub = block[d + 1];
+  for (int64_t j = 0; j < sd; ++j) {
+    FillBlock(s, r, st, block, d + 1, last, in + j * st[d], out + j * sub);
+  }
+  const int64_t span = sd * sub;
+  for (int64_t k = 1; k < r[d]; ++k) {
+    std::memcpy(out + k * span, out, static_cast<size_t>(span) * sizeof(T));
+  }
+}
+
 template <class T>
 void GatherSmall(const int64_t* s, const int64_t* r, const int64_t* st, int dims, const T* in,
                  T* out) {
-  const int inner = dims - 1;
-  const int64_t tile = s[inner];
-  const int64_t len = tile * r[inner];
-  const int64_t step = st[inner];
-  int64_t rows = 1;
-  for (int i = 0; i < inner; ++i) rows *= s[i] * r[i];
-  int64_t o[kMaxDims] = {};  // the row's multi-index over the outer dims
-  int64_t m[kMaxDims] = {};  // o mod s
-  int64_t src_row = 0;       // sum(m[i] * st[i])
-  for (int64_t row = 0; row < rows; ++row) {
-    const T* src = in + src_row;
-    for (int64_t col = 0, c = 0; col < len; ++col) {
-      *out++ = src[c * step];
-      if (++c == tile) c = 0;
-    }
-    for (int i = inner - 1; i >= 0; --i) {
-      if (++o[i] < s[i] * r[i]) {
-        if (++m[i] == s[i]) {
-          m[i] = 0;
-          src_row -= (s[i] - 1) * st[i];
-        } else {
-          src_row += st[i];
-        }
-        break;
-      }
-      src_row -= m[i] * st[i];
-      o[i] = 0;
-      m[i] = 0;
-    }
-  }
+  int64_t block[kMaxDims];  // block[d]: output elements spanned by dims [d, dims)
+  int64_t acc = 1;
+  for (int d = dims - 1; d >= 0; --d) block[d] = acc *= s[d] * r[d];
+  FillBlock(s, r, st, block, 0, dims - 1, in, out);
 }
 
 std::string ShapeMismatch(const TensorArg& in, const TensorArg& out, const KernelContext& ctx) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -48,6 +49,29 @@ TEST(ShapeTest, Numel) {
   EXPECT_EQ(Shape({1, 1, 1}).numel(), 1);
   EXPECT_EQ(Shape().numel(), 1);  // a 0-dim tensor holds one element
   EXPECT_EQ(Shape(std::vector<int64_t>{}).numel(), 1);
+}
+
+// numel saturates at INT64_MAX instead of overflowing, and a zero dim makes 0 even after dims
+// whose product overflowed; the same with more dims than fit inline.
+TEST(ShapeTest, NumelSaturatesAndAZeroDimWinsOverAnOverflow) {
+  const int64_t big = int64_t{1} << 40;
+  EXPECT_EQ(Shape({big, big}).numel(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(Shape({big, big, 0}).numel(), 0);
+  EXPECT_EQ(Shape({0, big, big}).numel(), 0);
+  EXPECT_EQ(Shape({1, 1, 1, 1, 1, 1, big, big}).numel(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(Shape({1, 1, 1, 1, 1, 1, big, big, 0}).numel(), 0);
+  EXPECT_EQ(Shape({2, 2, 2, 2, 2, 2, 2, 2}).numel(), 256);
+}
+
+TEST(ShapeTest, NegativeDimCountIsInvalidArgument) {
+  const int64_t dims[1] = {3};
+  try {
+    Shape s(dims, -1);
+    FAIL() << "expected InvalidArgument";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("ndim must be >= 0, got -1"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ShapeTest, ZeroDim) {
