@@ -1,11 +1,26 @@
 #include "vm/eager_blob_object.h"
 
+#include <stdexcept>
+
+#include "vm/stream.h"
 #include "vm/virtual_machine.h"
 
 namespace ofl::vm {
 
+// Every live tensor holds one: the size is part of the memory a tensor costs (README, benchmarks).
+static_assert(sizeof(void*) != 8 || sizeof(EagerBlobObject) <= 112,
+              "EagerBlobObject grew past 112 bytes: a live tensor's blob no longer fits 128 bytes "
+              "with its shared_ptr control block");
+
 EagerBlobObject::EagerBlobObject(Device device, size_t bytes, Stream* producer)
-    : device_(device), bytes_(bytes), id_(VirtualMachine::Get().NewBlobId()), producer_(producer) {}
+    : bytes_(bytes), id_(VirtualMachine::Get().NewBlobId()), producer_(producer) {
+  if (producer == nullptr || producer->device() != device) {
+    throw std::logic_error("EagerBlobObject: the producer stream must be a stream of " +
+                           device.str());
+  }
+}
+
+const Device& EagerBlobObject::device() const { return producer_->device(); }
 
 EagerBlobObject::~EagerBlobObject() { Free(); }
 

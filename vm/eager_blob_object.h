@@ -33,7 +33,7 @@ class EagerBlobObject {
   EagerBlobObject(const EagerBlobObject&) = delete;
   EagerBlobObject& operator=(const EagerBlobObject&) = delete;
 
-  const Device& device() const { return device_; }
+  const Device& device() const;  // the producer stream's
   size_t bytes() const { return bytes_; }
   uint64_t id() const { return id_; }
   Stream* producer_stream() const { return producer_; }
@@ -83,19 +83,20 @@ class EagerBlobObject {
   EagerBlobObject* next_release = nullptr;
 
  private:
-  Device device_;
+  // One live tensor costs one of these, so it is kept small (112 bytes, a 128-byte allocation with
+  // its control block): the device comes from the producer stream, and the fields the issuing side
+  // writes (dep_, issued_) share cache lines with the ones a worker writes (block_, life_,
+  // error_). Each side writes its fields a few times in the blob's life, so the lines seldom move.
   size_t bytes_;
   uint64_t id_;
-  Stream* producer_;
-  Dependence dep_;  // written by the issuing side
-  std::atomic<bool> issued_{false};
-  // Written by the worker (Allocate / Free / poisoning): kept off the dependence's cache line.
-  char worker_side_[64] = {};
+  Stream* producer_;  // never null
+  Dependence dep_;    // written by the issuing side
   CachingAllocator* pool_ = nullptr;
   CachingAllocator::Block* block_ = nullptr;
+  VmErrorPtr error_;
+  std::atomic<bool> issued_{false};
   static constexpr uint8_t kHasBlock = 1, kDead = 2;
   std::atomic<uint8_t> life_{0};  // kHasBlock (set by Allocate) | kDead (set by MarkDead)
-  VmErrorPtr error_;
   std::atomic<bool> has_error_{false};
 };
 

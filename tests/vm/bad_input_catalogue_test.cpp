@@ -215,5 +215,23 @@ TEST(BadInputCatalogueTest, OutOfRangeDTypeValueIsRejected) {
       [&] { ofl::from_host(nullptr, Shape({2}), bad, VmTestDevice()); }, {"from_host", "99"});
 }
 
+// A blob takes its device from its producer stream, so the two must agree: a blob made for sim:0
+// with a cpu:0 stream, or with no stream, is refused (a programming error in the caller).
+TEST(BadInputCatalogueTest, ABlobWhoseProducerStreamIsOnAnotherDeviceIsRefused) {
+  vm::Stream* cpu0 = vm::VirtualMachine::Get().GetStream(Device("cpu"));
+  for (vm::Stream* producer : {cpu0, static_cast<vm::Stream*>(nullptr)}) {
+    try {
+      vm::EagerBlobObject blob(Device("sim:0"), 16, producer);
+      FAIL() << "expected std::logic_error";
+    } catch (const std::logic_error& e) {
+      EXPECT_NE(std::string(e.what()).find("producer stream must be a stream of sim:0"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  vm::EagerBlobObject ok(Device("cpu"), 16, cpu0);
+  EXPECT_EQ(ok.device(), Device("cpu"));
+}
+
 }  // namespace
 }  // namespace ofl::testing
