@@ -335,6 +335,21 @@ TEST(DeviceBackendRegistryTest, AnOpWithoutAKernelNamesTheOpAndTheDeviceType) {
   ExpectRuntimeWorks();
 }
 
+// The end of the failed-device children below: exits 0 when the fault reached the caller
+// (`reported`), the next op on `dev` threw at the call naming `fault`, and the CPU kept working.
+[[noreturn]] void ExitWithFailedDeviceVerdict(bool reported, const Device& dev,
+                                              const std::string& fault) {
+  bool refused = false;
+  try {
+    (void)ofl::empty(Shape({2}), DType::kFloat32, dev);
+  } catch (const DeviceError& e) {
+    refused = std::string(e.what()).find(fault) != std::string::npos;
+  }
+  const bool cpu_works =
+      ofl::tensor<float>({1}, Shape({1}), Device("cpu")).repeat({2}).to_vector<float>().size() == 2;
+  std::exit(reported && refused && cpu_works ? 0 : 3);
+}
+
 // The child of AKernelThatThrowsDeviceFailedMarksItsDeviceFailed: exits 0 when the failed
 // kernel's error reached the read, the next op on that device threw at the call naming the fault,
 // and the CPU kept working.
@@ -352,15 +367,7 @@ TEST(DeviceBackendRegistryTest, AnOpWithoutAKernelNamesTheOpAndTheDeviceType) {
   } catch (const DeviceError&) {
     reported = true;
   }
-  bool refused = false;
-  try {
-    (void)ofl::empty(Shape({2}), DType::kFloat32, dev);
-  } catch (const DeviceError& e) {
-    refused = std::string(e.what()).find("illegal address") != std::string::npos;
-  }
-  const bool cpu_works =
-      ofl::tensor<float>({1}, Shape({1}), Device("cpu")).repeat({2}).to_vector<float>().size() == 2;
-  std::exit(reported && refused && cpu_works ? 0 : 3);
+  ExitWithFailedDeviceVerdict(reported, dev, "illegal address");
 }
 
 TEST(DeviceBackendRegistryTest, AKernelThatThrowsDeviceFailedMarksItsDeviceFailed) {
@@ -395,15 +402,7 @@ class FailingStreamsBackend final : public HostMemoryBackend {
   } catch (const DeviceError&) {
     reported = true;
   }
-  bool refused = false;
-  try {
-    (void)ofl::empty(Shape({2}), DType::kFloat32, dev);
-  } catch (const DeviceError& e) {
-    refused = std::string(e.what()).find("unrecoverable fault seen elsewhere") != std::string::npos;
-  }
-  const bool cpu_works =
-      ofl::tensor<float>({1}, Shape({1}), Device("cpu")).repeat({2}).to_vector<float>().size() == 2;
-  std::exit(reported && refused && cpu_works ? 0 : 3);
+  ExitWithFailedDeviceVerdict(reported, dev, "unrecoverable fault seen elsewhere");
 }
 
 TEST(DeviceBackendRegistryTest, AStreamThatCannotBeCreatedForAFailedDeviceMarksItFailed) {
