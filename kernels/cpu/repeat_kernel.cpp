@@ -10,6 +10,11 @@
 //   3. every other byte of the output is copied from a first-tile prefix, with consecutive pieces
 //      coalesced into one memcpy.
 // Each pass reads only what an earlier pass wrote, so each can be split freely over threads.
+//
+// When the innermost run is contiguous in the input and long (kDirectTileBytes or more), the
+// passes are skipped: one pass copies every output row straight from its input row. The reads
+// then come from the input (smaller than the first tile, so more of it stays in cache), and no
+// serial first pass holds back the parallel ones.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -34,6 +39,69 @@ constexpr int64_t kPieceBytes = 8 << 10;
 // Outputs up to this size are gathered element by element in one pass: for a few dozen elements the
 // three passes' set-up costs several times the copy itself.
 constexpr int64_t kGatherBytes = 4 << 10;
+// Innermost runs at least this long are copied from the input directly: each memcpy then moves
+// enough bytes that its call costs little, and no prefix needs building.
+constexpr int64_t kDirectTileBytes = 2 << 10;
+// The direct pass splits the output at multiples of this, so two threads never write one line.
+constexpr int64_t kLineBytes = 64;
+
+// The direct pass's view of the output: rows of row_bytes over the outer simplified dims (out
+// sizes s * r), each made of copies of one input run of tile_bytes. in_stride is in bytes.
+struct DirectPlan {
+  int outer = 0;
+  int64_t out_size[kMaxDims];
+  int64_t in_size[kMaxDims];
+  int64_t in_stride[kMaxDims];
+  int64_t row_bytes = 0;
+  int64_t tile_bytes = 0;
+};
+
+// The output bytes [begin, end): byte c of a row is byte (c mod tile_bytes) of the row's input
+// run, which starts at the sum of (row index mod in_size) * in_stride over the outer dims.
+void CopyRowsFromInput(const DirectPlan& p, const char* in, char* out, int64_t begin, int64_t end) {
+  int64_t row = begin / p.row_bytes;
+  int64_t col = begin - row * p.row_bytes;
+  int64_t o[kMaxDims];  // row's multi-index
+  int64_t m[kMaxDims];  // o mod in_size
+  const char* src = in;
+  int64_t rest = row;
+  for (int i = p.outer - 1; i >= 0; --i) {
+    const int64_t q = rest / p.out_size[i];
+    o[i] = rest - q * p.out_size[i];
+    m[i] = o[i] % p.in_size[i];
+    src += m[i] * p.in_stride[i];
+    rest = q;
+  }
+  char* dst = out + row * p.row_bytes;
+  int64_t pos = begin;
+  while (pos < end) {
+    const int64_t col_end = std::min(p.row_bytes, col + (end - pos));
+    for (int64_t c = col; c < col_end;) {
+      const int64_t sc = c % p.tile_bytes;
+      const int64_t n = std::min(p.tile_bytes - sc, col_end - c);
+      std::memcpy(dst + c, src + sc, static_cast<size_t>(n));
+      c += n;
+    }
+    pos += col_end - col;
+    if (pos >= end) break;
+    col = 0;
+    dst += p.row_bytes;
+    for (int i = p.outer - 1; i >= 0; --i) {
+      if (++o[i] < p.out_size[i]) {
+        if (++m[i] == p.in_size[i]) {
+          m[i] = 0;
+          src -= (p.in_size[i] - 1) * p.in_stride[i];
+        } else {
+          src += p.in_stride[i];
+        }
+        break;
+      }
+      src -= m[i] * p.in_stride[i];
+      o[i] = 0;
+      m[i] = 0;
+    }
+  }
+}
 
 // The output as rows of row_len elements; the outer dims (out_size[i] = repeats * in_size[i])
 // index rows, and row_stride[i] is in rows.
@@ -287,6 +355,31 @@ void RepeatKernel(const KernelContext& ctx) {
     }
   }
 
+  char* const base = static_cast<char*>(out.data);
+  if (st[dims - 1] == 1 && s[dims - 1] * es >= kDirectTileBytes) {
+    DirectPlan d;
+    d.outer = dims - 1;
+    d.tile_bytes = s[dims - 1] * es;
+    d.row_bytes = d.tile_bytes * r[dims - 1];
+    for (int i = 0; i < d.outer; ++i) {
+      d.out_size[i] = s[i] * r[i];
+      d.in_size[i] = s[i];
+      d.in_stride[i] = st[i] * es;
+    }
+    const char* src = static_cast<const char*>(in.data);
+    if (total_bytes > kParallelBytes) {
+      const int64_t lines = (total_bytes + kLineBytes - 1) / kLineBytes;
+      ParallelFor(tbb::blocked_range<int64_t>(0, lines, kGrainBytes / kLineBytes),
+                  [&](const tbb::blocked_range<int64_t>& range) {
+                    CopyRowsFromInput(d, src, base, range.begin() * kLineBytes,
+                                      std::min(total_bytes, range.end() * kLineBytes));
+                  });
+    } else {
+      CopyRowsFromInput(d, src, base, 0, total_bytes);
+    }
+    return;
+  }
+
   RowPlan p;
   p.outer = dims - 1;
   p.es = es;
@@ -301,7 +394,6 @@ void RepeatKernel(const KernelContext& ctx) {
   }
   const int64_t total = rows * p.row_len;
   const bool parallel = total * es > kParallelBytes;
-  char* const base = static_cast<char*>(out.data);
 
   // Pass 1: the input into the first tile.
   int64_t tile_stride[kMaxDims];

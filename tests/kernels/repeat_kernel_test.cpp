@@ -139,6 +139,27 @@ TEST(RepeatKernelTest, LargeSpecificLayouts) {
   }
 }
 
+// Innermost runs of 2 KiB or more that are contiguous in the input: the CPU kernel copies each
+// output row straight from its input row. Padded and broadcast outer dims, runs repeated within a
+// row, rows split between threads mid-run, small and parallel sizes.
+TEST(RepeatKernelTest, LongContiguousRunsEveryDType) {
+  std::mt19937_64 rng(16);
+  for (DType dtype : AllDTypes()) {
+    const int64_t run = 2048 / static_cast<int64_t>(element_size(dtype)) + 3;
+    CheckRepeat(rng, dtype, ContiguousView({run}), {2});
+    CheckRepeat(rng, dtype, ContiguousView({3, run}), {2, 1, 3});
+    View padded = ContiguousView({5, run});
+    padded.stride = {run + 17, 1};
+    padded.storage = 5 * (run + 17);
+    CheckRepeat(rng, dtype, padded, {7, 3});
+    View broadcast = ContiguousView({4, run});
+    broadcast.stride = {0, 1};
+    CheckRepeat(rng, dtype, broadcast, {3, 1, 2});
+    CheckRepeat(rng, dtype, ContiguousView({2, 1, 9, run}), {1, 6, 1, 5});
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 TEST(RepeatKernelTest, ScalarAndTwentyFiveDims) {
   std::mt19937_64 rng(14);
   for (DType dtype : AllDTypes()) {
