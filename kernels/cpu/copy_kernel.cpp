@@ -8,6 +8,7 @@
 #include <tbb/blocked_range.h>
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/stream_copy.h"
 #include "kernels/index_util.h"
 #include "kernels/parallel.h"
 #include "oneflow_lite/error.h"
@@ -20,11 +21,15 @@ namespace {
 constexpr int64_t kParallelBytes = 256 << 10;
 // Smallest piece one TBB task copies: enough to amortise the chunk's start-index divisions.
 constexpr int64_t kGrainBytes = 64 << 10;
+// Contiguous runs at least this long in an output of kStreamBytes or more are written with
+// StreamBytes; shorter ones would write too many partial lines.
+constexpr int64_t kStreamRunBytes = 256;
 
 // How the innermost dim moves in a parallel copy: both operands contiguous (memcpy), a broadcast
-// source (fill), or anything else (element loop). Fixed per copy, so the loop dispatches on it
-// once.
-enum class RunKind { kContiguous, kFill, kStrided };
+// source (fill), or anything else (element loop); long contiguous output runs of a large output
+// are written with streaming stores (kStreamed, kStreamedFill).
+// Fixed per copy, so the loop dispatches on it once.
+enum class RunKind { kContiguous, kStreamed, kFill, kStreamedFill, kStrided };
 
 // One run (or a chunk's piece of one) of the innermost dim in a parallel copy. Unsigned integer
 // types of the element's size stand in for every dtype, so a fill of float16 is a vectorised fill
@@ -33,6 +38,10 @@ template <RunKind kKind, class T>
 inline void CopyRun(T* dst, int64_t dst_stride, const T* src, int64_t src_stride, int64_t n) {
   if constexpr (kKind == RunKind::kContiguous) {
     CopyBytes(dst, src, static_cast<size_t>(n) * sizeof(T));
+  } else if constexpr (kKind == RunKind::kStreamed) {
+    StreamBytes(dst, src, n * static_cast<int64_t>(sizeof(T)));
+  } else if constexpr (kKind == RunKind::kStreamedFill) {
+    StreamFill(dst, *src, n);
   } else if constexpr (kKind == RunKind::kFill) {
     if (dst_stride == 1) {
       std::fill_n(dst, n, *src);
@@ -67,6 +76,7 @@ void CopyRange(const LoopDims<2>& d, T* dst, const T* src, int64_t begin, int64_
     col = 0;
     AdvanceCursor(d, inner, &c);
   }
+  if constexpr (kKind == RunKind::kStreamed || kKind == RunKind::kStreamedFill) StreamFence();
 }
 
 template <RunKind kKind, class T>
@@ -85,10 +95,21 @@ void CopyParallel(const LoopDims<2>& d, int64_t numel, void* dst, const void* sr
   const int inner = d.ndim - 1;
   const int64_t dst_stride = d.stride[0][inner];
   const int64_t src_stride = d.stride[1][inner];
+  const int64_t es = static_cast<int64_t>(sizeof(T));
+  const bool stream =
+      dst_stride == 1 && numel * es >= kStreamBytes && d.size[inner] * es >= kStreamRunBytes;
   if (src_stride == 0) {
-    CopyParallelWithKind<RunKind::kFill>(d, numel, out, in);
+    if (stream) {
+      CopyParallelWithKind<RunKind::kStreamedFill>(d, numel, out, in);
+    } else {
+      CopyParallelWithKind<RunKind::kFill>(d, numel, out, in);
+    }
   } else if (dst_stride == 1 && src_stride == 1) {
-    CopyParallelWithKind<RunKind::kContiguous>(d, numel, out, in);
+    if (stream) {
+      CopyParallelWithKind<RunKind::kStreamed>(d, numel, out, in);
+    } else {
+      CopyParallelWithKind<RunKind::kContiguous>(d, numel, out, in);
+    }
   } else {
     CopyParallelWithKind<RunKind::kStrided>(d, numel, out, in);
   }

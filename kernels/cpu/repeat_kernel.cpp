@@ -23,6 +23,7 @@
 #include <tbb/blocked_range.h>
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/stream_copy.h"
 #include "kernels/index_util.h"
 #include "kernels/parallel.h"
 #include "oneflow_lite/error.h"
@@ -54,6 +55,7 @@ struct DirectPlan {
   int64_t in_stride[kMaxDims];
   int64_t row_bytes = 0;
   int64_t tile_bytes = 0;
+  bool stream = false;  // the output is large enough for StreamBytes
 };
 
 // The output bytes [begin, end): byte c of a row is byte (c mod tile_bytes) of the row's input
@@ -79,7 +81,11 @@ void CopyRowsFromInput(const DirectPlan& p, const char* in, char* out, int64_t b
     for (int64_t c = col; c < col_end;) {
       const int64_t sc = c % p.tile_bytes;
       const int64_t n = std::min(p.tile_bytes - sc, col_end - c);
-      std::memcpy(dst + c, src + sc, static_cast<size_t>(n));
+      if (p.stream) {
+        StreamBytes(dst + c, src + sc, n);
+      } else {
+        std::memcpy(dst + c, src + sc, static_cast<size_t>(n));
+      }
       c += n;
     }
     pos += col_end - col;
@@ -101,6 +107,7 @@ void CopyRowsFromInput(const DirectPlan& p, const char* in, char* out, int64_t b
       m[i] = 0;
     }
   }
+  if (p.stream) StreamFence();
 }
 
 // The output as rows of row_len elements; the outer dims (out_size[i] = repeats * in_size[i])
@@ -361,6 +368,7 @@ void RepeatKernel(const KernelContext& ctx) {
     d.outer = dims - 1;
     d.tile_bytes = s[dims - 1] * es;
     d.row_bytes = d.tile_bytes * r[dims - 1];
+    d.stream = total_bytes >= kStreamBytes;
     for (int i = 0; i < d.outer; ++i) {
       d.out_size[i] = s[i] * r[i];
       d.in_size[i] = s[i];

@@ -88,6 +88,30 @@ TEST(CopyKernelTest, LargeContiguousAndBroadcastRows) {
   }
 }
 
+// Outputs of kStreamBytes (32 MiB) or more: the CPU kernel writes long contiguous runs and fills
+// with streaming stores. A run split between threads, rows copied from a broadcast input, a fill
+// per row, and an offset output whose runs start off the 16-byte boundary.
+TEST(CopyKernelTest, OutputsLargeEnoughForStreamingStores) {
+  std::mt19937_64 rng(4);
+  const std::vector<int64_t> shape = {1025, 4099};  // 8-byte elements: 33.6 MB
+  View rows = ContiguousView(shape);
+  rows.stride = {0, 1};
+  rows.storage = StorageFor(rows);
+  View fill = ContiguousView(shape);
+  fill.stride = {1, 0};
+  fill.storage = StorageFor(fill);
+  View offset_out = ContiguousView(shape);
+  offset_out.offset = 3;
+  offset_out.storage = StorageFor(offset_out) + 5;
+  CheckCopy(rng, DType::kInt64, ContiguousView(shape), ContiguousView(shape));
+  CheckCopy(rng, DType::kInt64, rows, offset_out);
+  CheckCopy(rng, DType::kInt64, fill, offset_out);
+  View fill16 = ContiguousView({1025, 8198});  // 2-byte elements, 16.8 MB: below the threshold
+  fill16.stride = {1, 0};
+  fill16.storage = StorageFor(fill16);
+  CheckCopy(rng, DType::kFloat16, fill16, ContiguousView({1025, 8198}));
+}
+
 TEST(CopyKernelTest, ScalarAndTwentyFiveDims) {
   std::mt19937_64 rng(4);
   for (DType dtype : AllDTypes()) {

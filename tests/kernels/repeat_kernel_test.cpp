@@ -160,6 +160,16 @@ TEST(RepeatKernelTest, LongContiguousRunsEveryDType) {
   }
 }
 
+// An output of kStreamBytes (32 MiB) or more from long runs: the direct pass writes it with
+// streaming stores; the runs are not a multiple of 16 bytes, so most start off the boundary.
+TEST(RepeatKernelTest, OutputLargeEnoughForStreamingStores) {
+  std::mt19937_64 rng(17);
+  View padded = ContiguousView({13, 517});
+  padded.stride = {530, 1};
+  padded.storage = 13 * 530;
+  CheckRepeat(rng, DType::kInt64, padded, {79, 8});  // 33.6 MB
+}
+
 TEST(RepeatKernelTest, ScalarAndTwentyFiveDims) {
   std::mt19937_64 rng(14);
   for (DType dtype : AllDTypes()) {
