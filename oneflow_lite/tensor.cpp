@@ -6,16 +6,13 @@
 
 namespace ofl {
 
-Storage::~Storage() {
-  if (!blob) return;
-  vm::VirtualMachine::Get().Release(std::move(blob));
-}
+void StorageRef::ReleaseLast() noexcept { vm::VirtualMachine::Get().Release(std::move(blob_)); }
 
 vm::BlobArg TensorImpl::arg() const { return arg(shape_, stride_, offset_); }
 
 // Built in one go: the shapes are copy-constructed, not default-made and then assigned.
 vm::BlobArg TensorImpl::arg(const Shape& shape, const Strides& stride, int64_t offset) const {
-  return vm::BlobArg{storage_->blob, shape, stride, offset, dtype_};
+  return vm::BlobArg{storage_.blob(), shape, stride, offset, dtype_};
 }
 
 const std::vector<int64_t>& TensorImpl::stride_vector() const {

@@ -15,14 +15,37 @@
 
 namespace ofl {
 
-// Owned by the tensors that view it; when the last one dies it issues ReleaseTensor, which the VM
-// orders after every instruction still using the blob.
-struct Storage {
-  explicit Storage(vm::BlobPtr b) : blob(std::move(b)) {}
-  ~Storage();
-  Storage(const Storage&) = delete;
-  Storage& operator=(const Storage&) = delete;
-  vm::BlobPtr blob;
+// A tensor's hold on its storage (the blob); the views of a tensor share it. The holds are counted
+// in the blob itself (EagerBlobObject::AddTensorRef), so a storage costs no object of its own. When
+// the last hold goes, it hands the blob to VirtualMachine::Release, which orders the free after
+// every instruction still using the blob.
+class StorageRef {
+ public:
+  StorageRef() = default;
+  // The blob's first hold (no tensor held it before).
+  explicit StorageRef(vm::BlobPtr blob) : blob_(std::move(blob)) {
+    if (blob_) blob_->AddTensorRef();
+  }
+  StorageRef(const StorageRef& other) : blob_(other.blob_) {
+    if (blob_) blob_->AddTensorRef();
+  }
+  StorageRef(StorageRef&& other) noexcept = default;  // leaves other empty
+  StorageRef& operator=(StorageRef other) noexcept {
+    blob_.swap(other.blob_);
+    return *this;
+  }
+  ~StorageRef() {
+    if (blob_ && blob_->DropTensorRef()) ReleaseLast();
+  }
+
+  const vm::BlobPtr& blob() const { return blob_; }
+  explicit operator bool() const { return blob_ != nullptr; }
+  friend bool operator==(const StorageRef& a, const StorageRef& b) { return a.blob_ == b.blob_; }
+  friend bool operator!=(const StorageRef& a, const StorageRef& b) { return a.blob_ != b.blob_; }
+
+ private:
+  void ReleaseLast() noexcept;  // the last hold went: VirtualMachine::Release(blob_)
+  vm::BlobPtr blob_;
 };
 
 // What makes a tensor global: its placement, SBP and logical shape. The TensorImpl around it
@@ -36,7 +59,7 @@ struct GlobalMeta {
 class TensorImpl {
  public:
   TensorImpl(const Shape& shape, Strides stride, int64_t offset, DType dtype, Device device,
-             std::shared_ptr<Storage> storage)
+             StorageRef storage)
       : shape_(shape),
         stride_(std::move(stride)),
         offset_(offset),
@@ -57,8 +80,8 @@ class TensorImpl {
   int64_t offset() const { return offset_; }
   DType dtype() const { return dtype_; }
   const Device& device() const { return device_; }
-  const std::shared_ptr<Storage>& storage() const { return storage_; }
-  const vm::BlobPtr& blob() const { return storage_->blob; }
+  const StorageRef& storage() const { return storage_; }
+  const vm::BlobPtr& blob() const { return storage_.blob(); }
   // Null for a local tensor.
   const std::shared_ptr<const GlobalMeta>& global() const { return global_; }
   void set_global(std::shared_ptr<const GlobalMeta> g) { global_ = std::move(g); }
@@ -75,7 +98,7 @@ class TensorImpl {
   int64_t offset_;
   DType dtype_;
   Device device_;
-  std::shared_ptr<Storage> storage_;
+  StorageRef storage_;
   std::shared_ptr<const GlobalMeta> global_;
 };
 

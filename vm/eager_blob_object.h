@@ -79,6 +79,11 @@ class EagerBlobObject {
     has_error_.store(true, std::memory_order_release);
   }
 
+  // The tensors' holds on this blob (ofl::StorageRef): added by any thread that copies a hold it
+  // has; DropTensorRef returns true for the last one, whose owner then releases the blob.
+  void AddTensorRef() { tensor_refs_.fetch_add(1, std::memory_order_relaxed); }
+  bool DropTensorRef() { return tensor_refs_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
+
   // Link in an instruction's list of blobs to free once it has run (see VirtualMachine::Release).
   EagerBlobObject* next_release = nullptr;
 
@@ -98,6 +103,7 @@ class EagerBlobObject {
   static constexpr uint8_t kHasBlock = 1, kDead = 2;
   std::atomic<uint8_t> life_{0};  // kHasBlock (set by Allocate) | kDead (set by MarkDead)
   std::atomic<bool> has_error_{false};
+  std::atomic<uint32_t> tensor_refs_{0};
 };
 
 using BlobPtr = std::shared_ptr<EagerBlobObject>;

@@ -10,8 +10,7 @@ namespace ofl::functional {
 Tensor NewTensor(const Shape& shape, DType dtype, const Device& device) {
   vm::Stream* stream = vm::VirtualMachine::Get().GetStream(device);  // DeviceError if unusable
   const size_t bytes = static_cast<size_t>(shape.numel()) * element_size(dtype);
-  auto blob = MakeShared<vm::EagerBlobObject>(device, bytes, stream);
-  auto storage = MakeShared<Storage>(std::move(blob));
+  StorageRef storage(MakeShared<vm::EagerBlobObject>(device, bytes, stream));
   return Tensor(
       MakeShared<TensorImpl>(shape, RowMajorStrides(shape), 0, dtype, device, std::move(storage)));
 }

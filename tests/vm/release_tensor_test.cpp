@@ -235,6 +235,34 @@ TEST(ReleaseTensorTest, ViewsKeepTheStorageAndTheLastOneReleasesIt) {
   EXPECT_EQ(Allocated(), before);
 }
 
+// The holds on a storage are counted in its blob (ofl::StorageRef): copies, moves, assignments
+// and self-assignment each keep the count right, so the storage goes back exactly when the last
+// hold goes, and only once.
+TEST(ReleaseTensorTest, StorageHoldsCountCopiesMovesAndAssignments) {
+  sync();
+  const int64_t before = Allocated();
+  Tensor x = tensor<float>(Ramp(0.f), Shape({kNumel}), VmTestDevice());
+  StorageRef a = x.impl()->storage();
+  StorageRef b;
+  EXPECT_FALSE(b);
+  b = a;
+  StorageRef c(std::move(b));
+  EXPECT_FALSE(b);  // NOLINT(bugprone-use-after-move): a moved-from hold is empty
+  EXPECT_TRUE(c == a);
+  const StorageRef& same = a;
+  a = same;  // self-assignment
+  x = Tensor();
+  sync();
+  EXPECT_GE(Allocated(), before + kBytes) << "released while two holds were alive";
+  a = StorageRef();
+  sync();
+  EXPECT_GE(Allocated(), before + kBytes) << "released while a hold was alive";
+  EXPECT_TRUE(c.blob()->allocated());
+  c = StorageRef();
+  sync();
+  EXPECT_EQ(Allocated(), before);
+}
+
 TEST(ReleaseTensorTest, ManyShortLivedTensorsReturnEveryBlock) {
   sync();
   const int64_t before = Allocated();
