@@ -406,6 +406,34 @@ TEST(CachingAllocatorTest, AbsurdSizeThrowsOutOfMemoryInsteadOfCrashing) {
   EXPECT_EQ(alloc->stats().ooms, 2);
 }
 
+// A block records its size in 47 bits: a request that could not be recorded (128 TiB or more once
+// rounded) is refused before the backend is asked; one just below it does reach the backend.
+TEST(CachingAllocatorTest, RequestsTooLargeForABlockRecordAreRefusedBeforeTheBackend) {
+  struct Recording : AllocatorBackend {
+    explicit Recording(size_t* largest) : largest(largest) {}
+    void* Allocate(size_t bytes) override {
+      *largest = std::max(*largest, bytes);
+      return nullptr;
+    }
+    void Free(void*, size_t) override {}
+    size_t* largest;
+  };
+  size_t largest = 0;
+  CachingAllocator alloc(Device("cpu"), std::make_unique<Recording>(&largest));
+  const size_t too_large = size_t{1} << 47;
+  try {
+    alloc.Allocate(too_large);
+    ADD_FAILURE() << "a 128 TiB request was served";
+  } catch (const OutOfMemory& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(too_large)), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(largest, 0u);
+  const size_t just_below = too_large - 4 * kMiB;
+  EXPECT_THROW(alloc.Allocate(just_below), OutOfMemory);
+  EXPECT_GE(largest, just_below);
+  EXPECT_EQ(alloc.stats().ooms, 2);
+}
+
 TEST(CachingAllocatorTest, CpuBackendReturnsPageAlignedMemoryOrNull) {
   CpuAllocatorBackend backend;
   void* p = backend.Allocate(12345);

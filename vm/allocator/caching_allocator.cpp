@@ -39,8 +39,9 @@ constexpr size_t kLargeRound = 2 * kMiB;
 // leftovers stay attached (and counted) to the block.
 constexpr size_t kLargeMinRemainder = 1 * kMiB;
 constexpr size_t kSmallMinRemainder = kTinyBytes;
-// Anything above this cannot even be rounded to a segment size without overflowing.
-constexpr size_t kMaxRequest = std::numeric_limits<size_t>::max() & ~(kLargeRound - 1);
+// Anything above this cannot be served: rounded to a segment size, it would not fit a block's size
+// field (pool_detail::kMaxBlockBytes).
+constexpr size_t kMaxRequest = (kMaxBlockBytes + 1) - kLargeRound;
 
 constexpr size_t kPageSize = 4096;
 
@@ -176,7 +177,7 @@ struct CachingAllocator::Impl {
     stats.peak_allocated_bytes = std::max(stats.peak_allocated_bytes, stats.allocated_bytes);
     if (cache_hit != nullptr) *cache_hit = hit;
     if (__builtin_expect(static_cast<bool>(observer), 0)) {
-      Notify(PoolEventKind::kAlloc, b->ptr, b->size, bytes, hit, b->owner);
+      Notify(PoolEventKind::kAlloc, b->ptr, b->size, bytes, hit, owner_names.Name(b->owner));
     }
     return b;
   }
@@ -196,10 +197,10 @@ struct CachingAllocator::Impl {
     } else {
       stats.allocated_bytes -= static_cast<int64_t>(b->size);
       if (__builtin_expect(static_cast<bool>(observer), 0)) {
-        Notify(PoolEventKind::kFree, b->ptr, b->size, 0, false, b->owner);
+        Notify(PoolEventKind::kFree, b->ptr, b->size, 0, false, owner_names.Name(b->owner));
       }
     }
-    if (QuickLists::Fits(b->size, b->pool)) {
+    if (QuickLists::Fits(b->size, static_cast<PoolKind>(b->pool))) {
       quick.Push(b);
       return;
     }
@@ -271,7 +272,7 @@ struct CachingAllocator::Impl {
     stats.allocated_bytes -= static_cast<int64_t>(b->size);
     stats.pending_free_bytes += static_cast<int64_t>(b->size);
     if (__builtin_expect(static_cast<bool>(observer), 0)) {
-      Notify(PoolEventKind::kFree, b->ptr, b->size, 0, false, b->owner);
+      Notify(PoolEventKind::kFree, b->ptr, b->size, 0, false, owner_names.Name(b->owner));
     }
   }
 
@@ -563,7 +564,7 @@ std::vector<SegmentInfo> CachingAllocator::Snapshot() const {
       block.size = b->size;
       block.allocated = b->allocated && !b->pending_free;
       block.pending_free = b->pending_free;
-      if (b->allocated) block.owner = b->owner;
+      if (b->allocated) block.owner = impl_->owner_names.Name(b->owner);
       info.blocks.push_back(std::move(block));
     }
     result.push_back(std::move(info));

@@ -9,7 +9,8 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
+#include <vector>
 
 #include "vm/allocator/caching_allocator.h"
 
@@ -22,6 +23,8 @@ namespace pool_detail {
 constexpr int kBinShift = 6;
 constexpr size_t kTinyBytes = size_t{1} << kBinShift;
 constexpr size_t kRoundBytes = 512;
+// A block's size field has 47 bits (128 TiB).
+constexpr size_t kMaxBlockBytes = (size_t{1} << 47) - 1;
 static_assert(kTinyBytes % CachingAllocator::kAlignment == 0, "blocks must stay aligned");
 
 // Second-level bins per power of two: bins are at most ~3% wide, so the rounded-up search wastes
@@ -52,25 +55,30 @@ inline void MapToBin(size_t units, int* fl, int* sl) {
 
 // A block's states: allocated (in use, maybe pending_free), free in the bins (merged with its free
 // neighbours), or free in a quick list (quick: not merged, and never merged with while it is
-// there).
+// there). Every live tensor holds one, so the record is packed into 48 bytes: its size, flags and
+// owner share one word.
 struct CachingAllocator::Block {
+  Block() : size(0), allocated(0), pending_free(0), quick(0), pool(0), owner(0) {}
+
   char* ptr = nullptr;
-  size_t size = 0;
   // Address-order neighbours inside the same segment, for merging.
   Block* prev = nullptr;
   Block* next = nullptr;
   // Links in a bin's free list or a quick list; free_next also threads the metadata free list.
   Block* free_prev = nullptr;
   Block* free_next = nullptr;
-  bool allocated = false;
+  uint64_t size : 47;  // bytes (below pool_detail::kMaxBlockBytes)
+  uint64_t allocated : 1;
   // Allocated but already counted free: its tensor died while device work using it was still
   // pending (MarkDead); it returns to the bins at Free, once that work completed.
-  bool pending_free = false;
-  bool quick = false;  // free, waiting in a quick list
-  pool_detail::PoolKind pool = pool_detail::kSmallPool;
-  // Who allocated it: one of the pool's interned names (OwnerNames), "" for nobody.
-  const char* owner = "";
+  uint64_t pending_free : 1;
+  uint64_t quick : 1;  // free, waiting in a quick list
+  uint64_t pool : 1;   // a pool_detail::PoolKind
+  // Who allocated it: an id of the pool's OwnerNames (0: nobody).
+  uint64_t owner : 13;
 };
+static_assert(sizeof(void*) != 8 || sizeof(CachingAllocator::Block) == 48,
+              "one block record per live tensor: keep it at 48 bytes");
 
 namespace pool_detail {
 
@@ -195,7 +203,7 @@ struct QuickLists {
 };
 
 // The distinct owner names (op names) the pool has seen, each kept once for the pool's life, so
-// that a block records its owner as a pointer. A program has few op names; the last one used is
+// that a block records its owner as a small id. A program has few op names; the last one used is
 // checked first, so a run of the same op costs one string compare.
 class OwnerNames {
  public:
@@ -203,23 +211,32 @@ class OwnerNames {
   // end: past kMaxNames new names are recorded as kTooMany instead.
   static constexpr size_t kMaxNames = 4096;
   static constexpr const char* kTooMany = "(op names beyond the first 4096)";
+  static constexpr uint32_t kNobody = 0, kTooManyId = 1;
 
-  const char* Intern(const char* name) {
-    if (name == nullptr || *name == '\0') return "";
-    if (last_ != nullptr && std::strcmp(name, last_) == 0) return last_;
-    auto it = names_.find(name);
-    if (it == names_.end()) {
-      if (names_.size() >= kMaxNames) return kTooMany;
-      it = names_.emplace(name).first;
+  OwnerNames() : by_id_{"", kTooMany} {}
+
+  // The id of `name`; kNobody for null or "".
+  uint32_t Intern(const char* name) {
+    if (name == nullptr || *name == '\0') return kNobody;
+    if (last_ != kNobody && std::strcmp(name, by_id_[last_]) == 0) return last_;
+    auto it = ids_.find(name);
+    if (it == ids_.end()) {
+      if (ids_.size() >= kMaxNames) return kTooManyId;
+      it = ids_.emplace(name, static_cast<uint32_t>(by_id_.size())).first;
+      by_id_.push_back(it->first.c_str());
     }
-    last_ = it->c_str();
+    last_ = it->second;
     return last_;
   }
+  // The name of an id Intern returned; valid for the pool's life.
+  const char* Name(uint32_t id) const { return by_id_[id]; }
 
  private:
-  std::unordered_set<std::string> names_;  // nodes never move: their c_str() stays valid
-  const char* last_ = nullptr;
+  std::unordered_map<std::string, uint32_t> ids_;  // nodes never move: their c_str() stays valid
+  std::vector<const char*> by_id_;
+  uint32_t last_ = kNobody;
 };
+static_assert(OwnerNames::kMaxNames + 2 <= (size_t{1} << 13), "owner ids fit Block::owner");
 
 }  // namespace pool_detail
 
