@@ -14,7 +14,7 @@
 # libtorch rows); the script builds ofl_icount_driver there (a no-op when it is up to date). Target
 # (the tiny-ops issue): oneflow_lite's growth <= 30 MB (10^6 bytes) for 100,000 tensors. libtorch
 # allocates through the process's malloc (glibc's here); oneflow_lite its small objects through
-# its private mimalloc and tensor data from its caching pool (512-byte blocks).
+# its private mimalloc and tensor data from its caching pool (64-byte classes below 512 bytes).
 # Exits 0 when every figure was taken (whether or not the target is met), 1 on an error.
 set -euo pipefail
 
