@@ -8,8 +8,8 @@
 namespace ofl::vm {
 
 // Every live tensor holds one: the size is part of the memory a tensor costs (README, benchmarks).
-static_assert(sizeof(void*) != 8 || sizeof(EagerBlobObject) <= 112,
-              "EagerBlobObject grew past 112 bytes: a live tensor's blob no longer fits 128 bytes "
+static_assert(sizeof(void*) != 8 || sizeof(EagerBlobObject) <= 96,
+              "EagerBlobObject grew past 96 bytes: a live tensor's blob no longer fits 112 bytes "
               "with its shared_ptr control block");
 
 EagerBlobObject::EagerBlobObject(Device device, size_t bytes, Stream* producer)

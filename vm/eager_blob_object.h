@@ -13,17 +13,18 @@
 #include "oneflow_lite/small_object.h"
 #include "vm/allocator/caching_allocator.h"
 #include "vm/instruction_ref.h"
+#include "vm/reader_list.h"
 #include "vm/vm_error.h"
 
 namespace ofl::vm {
 
 class Stream;
 
-// Last writer and the readers since. Touched only under the VM's submit lock.
+// Last writer and the readers since. Touched only under the VM's submit lock. The readers are
+// pruned of finished instructions when their list is full (64 or more), before it grows.
 struct Dependence {
   InstrRef last_writer;
-  FastVector<InstrRef> readers;
-  size_t prune_at = 64;  // readers are pruned of finished instructions when they reach this size
+  ReaderList readers;
 };
 
 class EagerBlobObject {
@@ -88,7 +89,7 @@ class EagerBlobObject {
   EagerBlobObject* next_release = nullptr;
 
  private:
-  // One live tensor costs one of these, so it is kept small (112 bytes, a 128-byte allocation with
+  // One live tensor costs one of these, so it is kept small (96 bytes, a 112-byte allocation with
   // its control block): the device comes from the producer stream, and the fields the issuing side
   // writes (dep_, issued_) share cache lines with the ones a worker writes (block_, life_,
   // error_). Each side writes its fields a few times in the blob's life, so the lines seldom move.

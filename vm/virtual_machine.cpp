@@ -102,7 +102,6 @@ void VirtualMachine::ConsumeDependences(Instruction* instr) {
     Connect(instr, dep.last_writer);
     for (const InstrRef& r : dep.readers) Connect(instr, r);
     dep.readers.clear();
-    dep.prune_at = 64;
     dep.last_writer = InstrRef(instr);
   }
   for (const BlobPtr& blob : policy->reads()) {
@@ -111,13 +110,15 @@ void VirtualMachine::ConsumeDependences(Instruction* instr) {
     blob->MarkIssued();
     Dependence& dep = blob->dependence();
     Connect(instr, dep.last_writer);
-    dep.readers.emplace_back(instr);
-    if (dep.readers.size() >= dep.prune_at) {
-      // A tensor read a million times must not keep a million finished readers alive.
-      dep.readers.erase(std::remove_if(dep.readers.begin(), dep.readers.end(),
-                                       [](const InstrRef& r) { return r->done(); }),
-                        dep.readers.end());
-      dep.prune_at = std::max<size_t>(64, dep.readers.size() * 2);
+    dep.readers.push_back(InstrRef(instr));
+    if (dep.readers.size() >= 64 && dep.readers.size() == dep.readers.capacity()) {
+      // A tensor read a million times must not keep a million finished readers alive: a full
+      // list drops its finished readers, and grows now if that freed less than half of it, so
+      // the next prune waits for at least as many reads again (constant time per read, amortised).
+      dep.readers.RemoveIf([](const InstrRef& r) { return r->done(); });
+      if (dep.readers.size() > dep.readers.capacity() / 2) {
+        dep.readers.reserve(2 * dep.readers.capacity());
+      }
     }
   }
 }
@@ -511,7 +512,7 @@ void VirtualMachine::ForgetInDependences(Instruction* instr) {
     if (dep.last_writer.get() == instr) dep.last_writer.reset();
   }
   for (const BlobPtr& blob : policy->reads()) {
-    FastVector<InstrRef>& readers = blob->dependence().readers;
+    ReaderList& readers = blob->dependence().readers;
     for (size_t i = 0; i < readers.size(); ++i) {
       if (readers[i].get() == instr) {
         readers[i] = std::move(readers.back());
