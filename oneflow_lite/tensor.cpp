@@ -12,16 +12,32 @@ vm::BlobArg TensorImpl::arg() const { return arg(shape_, stride_, offset_); }
 
 // Built in one go: the shapes are copy-constructed, not default-made and then assigned.
 vm::BlobArg TensorImpl::arg(const Shape& shape, const Strides& stride, int64_t offset) const {
-  return vm::BlobArg{storage_.blob(), shape, stride, offset, dtype_};
+  return vm::BlobArg{storage_.blob(), shape, stride, offset, dtype()};
+}
+
+static_assert(sizeof(void*) != 8 || sizeof(TensorImpl) <= 144,
+              "TensorImpl grew past 144 bytes: a live tensor no longer fits 160 bytes with its "
+              "shared_ptr control block");
+
+TensorImpl::Extras* TensorImpl::GetExtras() const {
+  Extras* e = extras_.load(std::memory_order_acquire);
+  if (e != nullptr) return e;
+  auto made = std::make_unique<Extras>();
+  // Two threads may race to make them: the first to publish wins, the other drops its copy.
+  if (extras_.compare_exchange_strong(e, made.get(), std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+    return made.release();
+  }
+  return e;
 }
 
 const std::vector<int64_t>& TensorImpl::stride_vector() const {
-  std::vector<int64_t>* v = stride_vector_.load(std::memory_order_acquire);
+  Extras* extras = GetExtras();
+  std::vector<int64_t>* v = extras->stride_vector.load(std::memory_order_acquire);
   if (v != nullptr) return *v;
   auto made = std::make_unique<std::vector<int64_t>>(stride_.vec());
-  // Two threads may race to make it: the first to publish wins, the other drops its copy.
-  if (stride_vector_.compare_exchange_strong(v, made.get(), std::memory_order_acq_rel,
-                                             std::memory_order_acquire)) {
+  if (extras->stride_vector.compare_exchange_strong(v, made.get(), std::memory_order_acq_rel,
+                                                    std::memory_order_acquire)) {
     return *made.release();
   }
   return *v;

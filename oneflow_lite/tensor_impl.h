@@ -56,18 +56,15 @@ struct GlobalMeta {
   Shape logical_shape;
 };
 
+// Kept at 144 bytes (a 160-byte allocation with its control block; one per live tensor): the
+// dtype and device are the storage's (its blob's), and the rarely used parts (the strides as a
+// std::vector, the global metadata) sit behind one pointer, made on first use.
 class TensorImpl {
  public:
-  TensorImpl(const Shape& shape, Strides stride, int64_t offset, DType dtype, Device device,
-             StorageRef storage)
-      : shape_(shape),
-        stride_(std::move(stride)),
-        offset_(offset),
-        dtype_(dtype),
-        device_(device),
-        storage_(std::move(storage)) {}
+  TensorImpl(const Shape& shape, Strides stride, int64_t offset, StorageRef storage)
+      : shape_(shape), stride_(std::move(stride)), offset_(offset), storage_(std::move(storage)) {}
 
-  ~TensorImpl() { delete stride_vector_.load(std::memory_order_relaxed); }
+  ~TensorImpl() { delete extras_.load(std::memory_order_relaxed); }
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
 
@@ -78,13 +75,17 @@ class TensorImpl {
   // cost no heap allocation for them.
   const std::vector<int64_t>& stride_vector() const;
   int64_t offset() const { return offset_; }
-  DType dtype() const { return dtype_; }
-  const Device& device() const { return device_; }
+  DType dtype() const { return storage_.blob()->dtype(); }
+  const Device& device() const { return storage_.blob()->device(); }
   const StorageRef& storage() const { return storage_; }
   const vm::BlobPtr& blob() const { return storage_.blob(); }
   // Null for a local tensor.
-  const std::shared_ptr<const GlobalMeta>& global() const { return global_; }
-  void set_global(std::shared_ptr<const GlobalMeta> g) { global_ = std::move(g); }
+  const std::shared_ptr<const GlobalMeta>& global() const {
+    const Extras* e = extras_.load(std::memory_order_acquire);
+    return e != nullptr ? e->global : kNoGlobal;
+  }
+  // Only while the tensor is being made, before any other thread can see it.
+  void set_global(std::shared_ptr<const GlobalMeta> g) { GetExtras()->global = std::move(g); }
 
   // This view as an instruction operand.
   vm::BlobArg arg() const;
@@ -92,14 +93,20 @@ class TensorImpl {
   vm::BlobArg arg(const Shape& shape, const Strides& stride, int64_t offset) const;
 
  private:
+  struct Extras {
+    ~Extras() { delete stride_vector.load(std::memory_order_relaxed); }
+    std::atomic<std::vector<int64_t>*> stride_vector{nullptr};
+    std::shared_ptr<const GlobalMeta> global;
+  };
+  inline static const std::shared_ptr<const GlobalMeta> kNoGlobal{};
+  // The extras, made by the first caller that needs them (from any thread; one wins).
+  Extras* GetExtras() const;
+
   Shape shape_;
   Strides stride_;
-  mutable std::atomic<std::vector<int64_t>*> stride_vector_{nullptr};
+  mutable std::atomic<Extras*> extras_{nullptr};
   int64_t offset_;
-  DType dtype_;
-  Device device_;
   StorageRef storage_;
-  std::shared_ptr<const GlobalMeta> global_;
 };
 
 }  // namespace ofl

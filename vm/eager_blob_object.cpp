@@ -12,8 +12,11 @@ static_assert(sizeof(void*) != 8 || sizeof(EagerBlobObject) <= 96,
               "EagerBlobObject grew past 96 bytes: a live tensor's blob no longer fits 112 bytes "
               "with its shared_ptr control block");
 
-EagerBlobObject::EagerBlobObject(Device device, size_t bytes, Stream* producer)
-    : bytes_(bytes), id_(VirtualMachine::Get().NewBlobId()), producer_(producer) {
+EagerBlobObject::EagerBlobObject(Device device, size_t bytes, Stream* producer, DType dtype)
+    : bytes_(bytes),
+      id_(VirtualMachine::Get().NewBlobId()),
+      producer_(producer),
+      dtype_(static_cast<uint8_t>(dtype)) {
   if (producer == nullptr || producer->device() != device) {
     throw std::logic_error("EagerBlobObject: the producer stream must be a stream of " +
                            device.str());

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "oneflow_lite/device.h"
+#include "oneflow_lite/dtype.h"
 #include "oneflow_lite/small_object.h"
 #include "vm/allocator/caching_allocator.h"
 #include "vm/instruction_ref.h"
@@ -29,13 +30,16 @@ struct Dependence {
 
 class EagerBlobObject {
  public:
-  EagerBlobObject(Device device, size_t bytes, Stream* producer);
+  // dtype: what the tensors viewing it hold (they all share it); a blob with no tensor can take
+  // the default.
+  EagerBlobObject(Device device, size_t bytes, Stream* producer, DType dtype = DType::kUInt8);
   ~EagerBlobObject();  // returns the block directly when nothing else can touch it any more
   EagerBlobObject(const EagerBlobObject&) = delete;
   EagerBlobObject& operator=(const EagerBlobObject&) = delete;
 
   const Device& device() const;  // the producer stream's
   size_t bytes() const { return bytes_; }
+  DType dtype() const { return static_cast<DType>(dtype_); }
   uint64_t id() const { return id_; }
   Stream* producer_stream() const { return producer_; }
   char* data() const {
@@ -104,6 +108,7 @@ class EagerBlobObject {
   static constexpr uint8_t kHasBlock = 1, kDead = 2;
   std::atomic<uint8_t> life_{0};  // kHasBlock (set by Allocate) | kDead (set by MarkDead)
   std::atomic<bool> has_error_{false};
+  uint8_t dtype_;
   std::atomic<uint32_t> tensor_refs_{0};
 };
 

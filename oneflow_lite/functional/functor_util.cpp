@@ -10,9 +10,8 @@ namespace ofl::functional {
 Tensor NewTensor(const Shape& shape, DType dtype, const Device& device) {
   vm::Stream* stream = vm::VirtualMachine::Get().GetStream(device);  // DeviceError if unusable
   const size_t bytes = static_cast<size_t>(shape.numel()) * element_size(dtype);
-  StorageRef storage(MakeShared<vm::EagerBlobObject>(device, bytes, stream));
-  return Tensor(
-      MakeShared<TensorImpl>(shape, RowMajorStrides(shape), 0, dtype, device, std::move(storage)));
+  StorageRef storage(MakeShared<vm::EagerBlobObject>(device, bytes, stream, dtype));
+  return Tensor(MakeShared<TensorImpl>(shape, RowMajorStrides(shape), 0, std::move(storage)));
 }
 
 const TensorImpl& LocalImplOf(const char* op, const Tensor& x) {
@@ -25,8 +24,7 @@ const TensorImpl& LocalImplOf(const char* op, const Tensor& x) {
 
 Tensor MakeView(const Tensor& x, const Shape& shape, Strides stride, int64_t offset) {
   const TensorImpl& impl = *x.impl();
-  return Tensor(MakeShared<TensorImpl>(shape, std::move(stride), offset, impl.dtype(),
-                                       impl.device(), impl.storage()));
+  return Tensor(MakeShared<TensorImpl>(shape, std::move(stride), offset, impl.storage()));
 }
 
 const TensorImpl& ImplOf(const char* op, const Tensor& x) {

@@ -504,8 +504,8 @@ Tensor LocalToGlobal(const Tensor& local, const Placement& p, const Sbp& sbp) {
 
 Tensor Wrap(const Tensor& shard, const Placement& p, const Sbp& s, const Shape& logical) {
   const TensorImpl& impl = *shard.impl();
-  auto out = std::make_shared<TensorImpl>(impl.shape(), impl.stride(), impl.offset(), impl.dtype(),
-                                          impl.device(), impl.storage());
+  auto out =
+      std::make_shared<TensorImpl>(impl.shape(), impl.stride(), impl.offset(), impl.storage());
   out->set_global(std::make_shared<GlobalMeta>(GlobalMeta{p, s, logical}));
   return Tensor(std::move(out));
 }
@@ -517,8 +517,8 @@ Tensor EmptyShard(DType dtype) {
 Tensor ShardOf(const Tensor& t) {
   const TensorImpl& impl = LocalImplOf("to_local", t);
   if (!impl.global()) return t;
-  return Tensor(std::make_shared<TensorImpl>(impl.shape(), impl.stride(), impl.offset(),
-                                             impl.dtype(), impl.device(), impl.storage()));
+  return Tensor(
+      std::make_shared<TensorImpl>(impl.shape(), impl.stride(), impl.offset(), impl.storage()));
 }
 
 Tensor GlobalToBroadcastShard(const Tensor& t, const char* op) {

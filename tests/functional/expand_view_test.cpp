@@ -39,6 +39,22 @@ TEST(TensorStrideTest, StrideVectorIsMadeOnceForEveryCallerAndThread) {
   EXPECT_EQ(deep.stride(), (Dims{3, 3, 3, 3, 3, 3, 1, 1}));
 }
 
+// A tensor's dtype and device are its storage's: every view, whatever its shape, reports them,
+// and a local tensor has no global metadata even after its strides were asked for.
+TEST(TensorStrideTest, ViewsReportTheirStoragesDTypeAndDevice) {
+  const Tensor x = ofl::tensor<int64_t>({1, 2, 3, 4, 5, 6}, Shape({2, 3}), TestDevice());
+  for (const Tensor& v : {x.permute({1, 0}), x.reshape({3, 2}), x.narrow(1, 1, 2),
+                          x.reshape({1, 6}).expand({4, 6})}) {
+    EXPECT_EQ(v.dtype(), DType::kInt64);
+    EXPECT_EQ(v.device(), TestDevice());
+    (void)v.stride();
+    EXPECT_EQ(v.impl()->global(), nullptr);
+  }
+  const Tensor e = ofl::empty(Shape({2, 3}), DType::kFloat16, TestDevice());
+  EXPECT_EQ(e.permute({1, 0}).dtype(), DType::kFloat16);
+  EXPECT_EQ(x.dtype(), DType::kInt64);
+}
+
 TEST_F(ExpandViewTest, SharesStorageWithZeroStrides) {
   const Tensor x = ofl::tensor<float>({1, 2, 3}, Shape({3, 1}), TestDevice());
   const Tensor y = x.expand({2, 3, 4});
