@@ -46,13 +46,62 @@ constexpr int64_t kDirectTileBytes = 2 << 10;
 // The direct pass splits the output at multiples of this, so two threads never write one line.
 constexpr int64_t kLineBytes = 64;
 
-// The direct pass's view of the output: rows of row_bytes over the outer simplified dims (out
-// sizes s * r), each made of copies of one input run of tile_bytes. in_stride is in bytes.
-struct DirectPlan {
-  int outer = 0;
+// The output's outer dims (out_size = repeats * in_size), which index its rows; a row's source is
+// at the sum over them of (index mod in_size) * stride.
+struct OuterDims {
+  int n = 0;
   int64_t out_size[kMaxDims];
   int64_t in_size[kMaxDims];
-  int64_t in_stride[kMaxDims];
+  int64_t stride[kMaxDims];
+};
+
+// Walks the rows of OuterDims in order, keeping the current row's source offset: Seek costs a
+// division per dim, Next is amortised constant.
+class RowSource {
+ public:
+  RowSource(const OuterDims& d, int64_t row) : d_(d) {
+    int64_t rest = row;
+    for (int i = d_.n - 1; i >= 0; --i) {
+      if (rest == 0) {  // skip the divisions a serial walk (row 0) would otherwise pay
+        o_[i] = m_[i] = 0;
+        continue;
+      }
+      const int64_t q = rest / d_.out_size[i];
+      o_[i] = rest - q * d_.out_size[i];
+      m_[i] = o_[i] % d_.in_size[i];
+      offset_ += m_[i] * d_.stride[i];
+      rest = q;
+    }
+  }
+  int64_t offset() const { return offset_; }
+  void Next() {
+    for (int i = d_.n - 1; i >= 0; --i) {
+      if (++o_[i] < d_.out_size[i]) {
+        if (++m_[i] == d_.in_size[i]) {
+          m_[i] = 0;
+          offset_ -= (d_.in_size[i] - 1) * d_.stride[i];
+        } else {
+          offset_ += d_.stride[i];
+        }
+        return;
+      }
+      offset_ -= m_[i] * d_.stride[i];
+      o_[i] = 0;
+      m_[i] = 0;
+    }
+  }
+
+ private:
+  const OuterDims& d_;
+  int64_t o_[kMaxDims];  // the row's multi-index
+  int64_t m_[kMaxDims];  // o_ mod in_size
+  int64_t offset_ = 0;
+};
+
+// The direct pass's view of the output: rows of row_bytes over the outer simplified dims, each
+// made of copies of one input run of tile_bytes. outer.stride is in bytes.
+struct DirectPlan {
+  OuterDims outer;
   int64_t row_bytes = 0;
   int64_t tile_bytes = 0;
   bool stream = false;  // the output is large enough for StreamBytes
@@ -63,20 +112,11 @@ struct DirectPlan {
 void CopyRowsFromInput(const DirectPlan& p, const char* in, char* out, int64_t begin, int64_t end) {
   int64_t row = begin / p.row_bytes;
   int64_t col = begin - row * p.row_bytes;
-  int64_t o[kMaxDims];  // row's multi-index
-  int64_t m[kMaxDims];  // o mod in_size
-  const char* src = in;
-  int64_t rest = row;
-  for (int i = p.outer - 1; i >= 0; --i) {
-    const int64_t q = rest / p.out_size[i];
-    o[i] = rest - q * p.out_size[i];
-    m[i] = o[i] % p.in_size[i];
-    src += m[i] * p.in_stride[i];
-    rest = q;
-  }
+  RowSource source(p.outer, row);
   char* dst = out + row * p.row_bytes;
   int64_t pos = begin;
   while (pos < end) {
+    const char* src = in + source.offset();
     const int64_t col_end = std::min(p.row_bytes, col + (end - pos));
     for (int64_t c = col; c < col_end;) {
       const int64_t sc = c % p.tile_bytes;
@@ -92,31 +132,14 @@ void CopyRowsFromInput(const DirectPlan& p, const char* in, char* out, int64_t b
     if (pos >= end) break;
     col = 0;
     dst += p.row_bytes;
-    for (int i = p.outer - 1; i >= 0; --i) {
-      if (++o[i] < p.out_size[i]) {
-        if (++m[i] == p.in_size[i]) {
-          m[i] = 0;
-          src -= (p.in_size[i] - 1) * p.in_stride[i];
-        } else {
-          src += p.in_stride[i];
-        }
-        break;
-      }
-      src -= m[i] * p.in_stride[i];
-      o[i] = 0;
-      m[i] = 0;
-    }
+    source.Next();
   }
   if (p.stream) StreamFence();
 }
 
-// The output as rows of row_len elements; the outer dims (out_size[i] = repeats * in_size[i])
-// index rows, and row_stride[i] is in rows.
+// The output as rows of row_len elements; the outer dims index rows, and outer.stride is in rows.
 struct RowPlan {
-  int outer = 0;
-  int64_t out_size[kMaxDims];
-  int64_t in_size[kMaxDims];
-  int64_t row_stride[kMaxDims];
+  OuterDims outer;
   int64_t row_len = 0;  // elements per output row
   int64_t prefix = 0;   // elements of each first-tile row written by passes 1 and 2
   int64_t es = 0;       // element size in bytes
@@ -154,24 +177,11 @@ void FillFromPrefixes(const RowPlan& p, char* out, int64_t begin, int64_t end) {
   const int64_t es = p.es;
   int64_t row = begin / len;
   int64_t col = begin - row * len;
-  int64_t o[kMaxDims];  // row's multi-index
-  int64_t m[kMaxDims];  // o mod in_size
-  int64_t src_row = 0;
-  int64_t rest = row;
-  for (int i = p.outer - 1; i >= 0; --i) {
-    if (rest == 0) {  // skip the divisions a serial call (begin == 0) would otherwise pay
-      o[i] = m[i] = 0;
-      continue;
-    }
-    const int64_t q = rest / p.out_size[i];
-    o[i] = rest - q * p.out_size[i];
-    m[i] = o[i] % p.in_size[i];
-    src_row += m[i] * p.row_stride[i];
-    rest = q;
-  }
+  RowSource source(p.outer, row);
   CoalescingCopier copier;
   int64_t pos = begin;
   while (pos < end) {
+    const int64_t src_row = source.offset();
     const int64_t col_end = std::min(len, col + (end - pos));
     int64_t c = col;
     if (src_row == row && c < prefix) c = prefix;
@@ -186,20 +196,7 @@ void FillFromPrefixes(const RowPlan& p, char* out, int64_t begin, int64_t end) {
     pos += col_end - col;
     col = 0;
     ++row;
-    for (int i = p.outer - 1; i >= 0; --i) {
-      if (++o[i] < p.out_size[i]) {
-        if (++m[i] == p.in_size[i]) {
-          m[i] = 0;
-          src_row -= (p.in_size[i] - 1) * p.row_stride[i];
-        } else {
-          src_row += p.row_stride[i];
-        }
-        break;
-      }
-      src_row -= m[i] * p.row_stride[i];
-      o[i] = 0;
-      m[i] = 0;
-    }
+    source.Next();
   }
   copier.Flush();
 }
@@ -365,14 +362,14 @@ void RepeatKernel(const KernelContext& ctx) {
   char* const base = static_cast<char*>(out.data);
   if (st[dims - 1] == 1 && s[dims - 1] * es >= kDirectTileBytes) {
     DirectPlan d;
-    d.outer = dims - 1;
+    d.outer.n = dims - 1;
     d.tile_bytes = s[dims - 1] * es;
     d.row_bytes = d.tile_bytes * r[dims - 1];
     d.stream = total_bytes >= kStreamBytes;
-    for (int i = 0; i < d.outer; ++i) {
-      d.out_size[i] = s[i] * r[i];
-      d.in_size[i] = s[i];
-      d.in_stride[i] = st[i] * es;
+    for (int i = 0; i < d.outer.n; ++i) {
+      d.outer.out_size[i] = s[i] * r[i];
+      d.outer.in_size[i] = s[i];
+      d.outer.stride[i] = st[i] * es;
     }
     const char* src = static_cast<const char*>(in.data);
     if (total_bytes > kParallelBytes) {
@@ -389,23 +386,23 @@ void RepeatKernel(const KernelContext& ctx) {
   }
 
   RowPlan p;
-  p.outer = dims - 1;
+  p.outer.n = dims - 1;
   p.es = es;
   const int64_t tile = s[dims - 1];
   p.row_len = tile * r[dims - 1];
   int64_t rows = 1;
-  for (int i = p.outer - 1; i >= 0; --i) {
-    p.in_size[i] = s[i];
-    p.out_size[i] = s[i] * r[i];
-    p.row_stride[i] = rows;
-    rows *= p.out_size[i];
+  for (int i = p.outer.n - 1; i >= 0; --i) {
+    p.outer.in_size[i] = s[i];
+    p.outer.out_size[i] = s[i] * r[i];
+    p.outer.stride[i] = rows;
+    rows *= p.outer.out_size[i];
   }
   const int64_t total = rows * p.row_len;
   const bool parallel = total * es > kParallelBytes;
 
   // Pass 1: the input into the first tile.
   int64_t tile_stride[kMaxDims];
-  for (int i = 0; i < p.outer; ++i) tile_stride[i] = p.row_stride[i] * p.row_len;
+  for (int i = 0; i < p.outer.n; ++i) tile_stride[i] = p.outer.stride[i] * p.row_len;
   tile_stride[dims - 1] = 1;
   StridedCopy(base, tile_stride, in.data, st, s, dims, static_cast<size_t>(es));
 
@@ -414,7 +411,7 @@ void RepeatKernel(const KernelContext& ctx) {
   const int64_t tiles_per_piece = std::max<int64_t>(1, (kPieceBytes + tile_bytes - 1) / tile_bytes);
   p.prefix = std::min(p.row_len, tile * tiles_per_piece);
   LoopDims<1> tile_rows;
-  for (int i = 0; i < p.outer; ++i) PushDim(&tile_rows, s[i], {tile_stride[i] * es});
+  for (int i = 0; i < p.outer.n; ++i) PushDim(&tile_rows, s[i], {tile_stride[i] * es});
   const int64_t num_tile_rows = NumElements(tile_rows);
   if (p.prefix > tile) {
     const int64_t prefix_bytes = p.prefix * es;
