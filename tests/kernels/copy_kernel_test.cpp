@@ -75,12 +75,8 @@ TEST(CopyKernelTest, LargeContiguousAndBroadcastRows) {
   // One huge contiguous run (split inside the run), inner broadcast (fills), outer broadcast.
   const std::vector<int64_t> shape = {300, 517};
   View contiguous = ContiguousView(shape);
-  View inner_bcast = ContiguousView(shape);
-  inner_bcast.stride = {1, 0};
-  inner_bcast.storage = StorageFor(inner_bcast);
-  View outer_bcast = ContiguousView(shape);
-  outer_bcast.stride = {0, 1};
-  outer_bcast.storage = StorageFor(outer_bcast);
+  const View inner_bcast = StridedView(shape, {1, 0});
+  const View outer_bcast = StridedView(shape, {0, 1});
   for (DType dtype : {DType::kUInt8, DType::kFloat16, DType::kFloat32, DType::kFloat64}) {
     CheckCopy(rng, dtype, contiguous, contiguous);
     CheckCopy(rng, dtype, inner_bcast, contiguous);
@@ -94,21 +90,15 @@ TEST(CopyKernelTest, LargeContiguousAndBroadcastRows) {
 TEST(CopyKernelTest, OutputsLargeEnoughForStreamingStores) {
   std::mt19937_64 rng(4);
   const std::vector<int64_t> shape = {1025, 4099};  // 8-byte elements: 33.6 MB
-  View rows = ContiguousView(shape);
-  rows.stride = {0, 1};
-  rows.storage = StorageFor(rows);
-  View fill = ContiguousView(shape);
-  fill.stride = {1, 0};
-  fill.storage = StorageFor(fill);
+  const View rows = StridedView(shape, {0, 1});
+  const View fill = StridedView(shape, {1, 0});
   View offset_out = ContiguousView(shape);
   offset_out.offset = 3;
   offset_out.storage = StorageFor(offset_out) + 5;
   CheckCopy(rng, DType::kInt64, ContiguousView(shape), ContiguousView(shape));
   CheckCopy(rng, DType::kInt64, rows, offset_out);
   CheckCopy(rng, DType::kInt64, fill, offset_out);
-  View fill16 = ContiguousView({1025, 8198});  // 2-byte elements, 16.8 MB: below the threshold
-  fill16.stride = {1, 0};
-  fill16.storage = StorageFor(fill16);
+  const View fill16 = StridedView({1025, 8198}, {1, 0});  // 2-byte elements, 16.8 MB: below
   CheckCopy(rng, DType::kFloat16, fill16, ContiguousView({1025, 8198}));
 }
 

@@ -78,6 +78,13 @@ inline View ContiguousView(const std::vector<int64_t>& shape) {
   return v;
 }
 
+// `shape` seen through `stride` (broadcast dims have stride 0), with storage just big enough.
+inline View StridedView(const std::vector<int64_t>& shape, const std::vector<int64_t>& stride) {
+  View v{shape, stride, 0, 1};
+  v.storage = StorageFor(v);
+  return v;
+}
+
 // A random layout: the dims laid out in memory in a random order, each padded by a random gap (a
 // narrowed view), some broadcast with stride 0 when `broadcast`, size-1 dims with an arbitrary
 // stride, and a random leading offset. Never overlapping unless broadcast.
