@@ -132,8 +132,8 @@ TEST(CachingAllocatorTest, TinyRequestsTakeSixtyFourByteClassesPackedSideBySide)
     EXPECT_EQ(CachingAllocator::Size(b), size) << request;
     alloc->Free(b);
   }
-  // A (4,3) float tensor holds 64 bytes, and the next one sits right after it (in a fresh pool:
-  // the blocks freed above wait for their own sizes).
+  // A (4,3) float tensor holds 64 bytes, and the next one sits right after it (its slab's next
+  // slot).
   auto fresh = MakeCpuAllocator();
   auto* a = fresh->Allocate(48);
   auto* b = fresh->Allocate(48);
@@ -143,8 +143,8 @@ TEST(CachingAllocatorTest, TinyRequestsTakeSixtyFourByteClassesPackedSideBySide)
   fresh->Free(b);
 }
 
-// Freed tiny blocks wait unmerged for their own size (the quick lists): the last one freed comes
-// back first, and another size never takes it while the pool has room elsewhere.
+// Tiny blocks are slots of slabs, one kind of slab per 64-byte size class: a freed slot comes back
+// at its own size (the lowest free slot of the class's slab), and another size never takes it.
 TEST(CachingAllocatorTest, FreedTinyBlockComesBackAtItsOwnSizeFirst) {
   auto alloc = MakeCpuAllocator();
   auto* a = alloc->Allocate(48);
@@ -158,8 +158,8 @@ TEST(CachingAllocatorTest, FreedTinyBlockComesBackAtItsOwnSizeFirst) {
   bool hit = false;
   auto* d = alloc->Allocate(64, &hit);
   EXPECT_TRUE(hit);
-  EXPECT_EQ(Addr(d), b_addr);  // the last 64-byte block freed
-  // A 128-byte request does not split the 256-byte block waiting for its own size.
+  EXPECT_EQ(Addr(d), a_addr);  // the lowest free 64-byte slot
+  // A 128-byte request does not take the 256-byte slot waiting for its own size.
   auto* e = alloc->Allocate(128, &hit);
   EXPECT_TRUE(hit);
   EXPECT_NE(Addr(e), c_addr);
@@ -168,7 +168,7 @@ TEST(CachingAllocatorTest, FreedTinyBlockComesBackAtItsOwnSizeFirst) {
   EXPECT_EQ(Addr(f), c_addr);
   auto* g = alloc->TryAllocateCached(10);
   ASSERT_NE(g, nullptr);
-  EXPECT_EQ(Addr(g), a_addr);
+  EXPECT_EQ(Addr(g), b_addr);
   EXPECT_EQ(alloc->stats().allocated_bytes, 64 + 128 + 256 + 64);
   for (auto* blk : {d, e, f, g}) alloc->Free(blk);
   // Freed again, they are free memory to the stats and the snapshot, merged back into one block.
@@ -181,7 +181,101 @@ TEST(CachingAllocatorTest, FreedTinyBlockComesBackAtItsOwnSizeFirst) {
   EXPECT_THROW(alloc->Free(d), InvalidArgument);  // a double free is still caught
 }
 
-// Memory kept by the quick lists is never lost to other sizes: before the pool would grow (here it
+// A slab holds 64 tiny blocks side by side; the 65th of a size opens another slab, and the freed
+// slot of a full slab is the next one handed out.
+TEST(CachingAllocatorTest, AFullSlabOpensAnotherAndItsFreedSlotComesBackFirst) {
+  auto alloc = MakeCpuAllocator();
+  std::vector<CachingAllocator::Block*> blocks;
+  for (int i = 0; i < 65; ++i) blocks.push_back(alloc->Allocate(100));
+  for (int i = 1; i < 64; ++i) EXPECT_EQ(Addr(blocks[i]), Addr(blocks[0]) + 128 * i) << i;
+  const uintptr_t slab_end = Addr(blocks[0]) + 64 * 128;
+  EXPECT_TRUE(Addr(blocks[64]) < Addr(blocks[0]) || Addr(blocks[64]) >= slab_end);
+  EXPECT_EQ(alloc->stats().allocated_bytes, 65 * 128);
+  const uintptr_t freed = Addr(blocks[17]);
+  alloc->Free(blocks[17]);
+  blocks[17] = alloc->Allocate(128);
+  EXPECT_EQ(Addr(blocks[17]), freed);
+  for (auto* b : blocks) std::memset(CachingAllocator::Data(b), 0x5a, 128);
+  for (auto* b : blocks) alloc->Free(b);
+  EXPECT_EQ(alloc->stats().allocated_bytes, 0);
+  alloc->EmptyCache();
+  EXPECT_EQ(alloc->stats().reserved_bytes, 0);
+}
+
+// A snapshot lists a slab's slots one by one, with their states and owners, in address order and
+// covering the segment; its totals agree with the stats.
+TEST(CachingAllocatorTest, SnapshotShowsEverySlotOfASlabWithItsState) {
+  auto alloc = MakeCpuAllocator();
+  auto* live = alloc->Allocate(40, nullptr, "live_op");
+  auto* freed = alloc->Allocate(40, nullptr, "freed_op");
+  auto* dying = alloc->Allocate(40, nullptr, "dying_op");
+  auto* big = alloc->Allocate(4 * kKiB, nullptr, "big_op");
+  alloc->Free(freed);
+  alloc->MarkDead(dying);
+  EXPECT_EQ(alloc->stats().allocated_bytes, 64 + 4096);
+  EXPECT_EQ(alloc->stats().pending_free_bytes, 64);
+
+  const auto snap = alloc->Snapshot();
+  ASSERT_EQ(snap.size(), 1u);
+  const auto& blocks = snap[0].blocks;
+  ASSERT_GE(blocks.size(), 64u);
+  uintptr_t next = snap[0].address;
+  int64_t allocated = 0, pending = 0;
+  for (const BlockInfo& b : blocks) {
+    EXPECT_EQ(b.address, next);
+    next += b.size;
+    if (b.allocated) allocated += static_cast<int64_t>(b.size);
+    if (b.pending_free) pending += static_cast<int64_t>(b.size);
+  }
+  EXPECT_EQ(next, snap[0].address + snap[0].size);
+  EXPECT_EQ(allocated, alloc->stats().allocated_bytes);
+  EXPECT_EQ(pending, alloc->stats().pending_free_bytes);
+  const auto at = [&](const CachingAllocator::Block* h) {
+    return *std::find_if(blocks.begin(), blocks.end(),
+                         [&](const BlockInfo& b) { return b.address == Addr(h); });
+  };
+  EXPECT_TRUE(at(live).allocated);
+  EXPECT_EQ(at(live).owner, "live_op");
+  EXPECT_EQ(at(live).size, 64u);
+  EXPECT_FALSE(at(freed).allocated);
+  EXPECT_FALSE(at(freed).pending_free);
+  EXPECT_TRUE(at(freed).owner.empty());
+  EXPECT_FALSE(at(dying).allocated);
+  EXPECT_TRUE(at(dying).pending_free);
+  EXPECT_EQ(at(dying).owner, "dying_op");
+  EXPECT_EQ(at(big).owner, "big_op");
+
+  alloc->Free(dying);
+  EXPECT_EQ(alloc->stats().pending_free_bytes, 0);
+  for (auto* b : {live, big}) alloc->Free(b);
+  EXPECT_EQ(alloc->stats().allocated_bytes, 0);
+}
+
+// The misuse a slot's bits can catch: freeing a free slot, marking a free or already marked slot
+// dead, and freeing a slot of a slab that went back to the bins (its record is spare, every bit
+// free), also once the record serves another size, as long as that slot is free there. (A stale
+// handle whose slot was handed out again cannot be told from the new one, as with any allocator.)
+TEST(CachingAllocatorTest, MisusedTinyBlocksAreRefusedAndThePoolStaysUsable) {
+  auto alloc = MakeCpuAllocator();
+  auto* a = alloc->Allocate(64);
+  auto* b = alloc->Allocate(64);
+  alloc->MarkDead(a);
+  EXPECT_THROW(alloc->MarkDead(a), InvalidArgument);
+  alloc->Free(a);
+  EXPECT_THROW(alloc->Free(a), InvalidArgument);
+  EXPECT_THROW(alloc->MarkDead(a), InvalidArgument);
+  alloc->Free(b);
+  alloc->EmptyCache();  // the empty slab goes back to the bins, the segment to the backend
+  EXPECT_EQ(alloc->stats().reserved_bytes, 0);
+  EXPECT_THROW(alloc->Free(a), InvalidArgument);
+  auto* c = alloc->Allocate(300);  // a new slab on the spare record: c is its slot 0
+  EXPECT_THROW(alloc->Free(b), InvalidArgument);
+  EXPECT_EQ(alloc->stats().allocated_bytes, 320);
+  alloc->Free(c);
+  EXPECT_EQ(alloc->stats().allocated_bytes, 0);
+}
+
+// Memory kept by empty slabs is never lost to other sizes: before the pool would grow (here it
 // cannot: the limit is one segment), it merges them back and serves the request from them.
 TEST(CachingAllocatorTest, TinyBlocksWaitingForTheirSizeAreMergedBeforeThePoolGrows) {
   auto alloc = MakeCpuAllocator();
@@ -199,7 +293,7 @@ TEST(CachingAllocatorTest, TinyBlocksWaitingForTheirSizeAreMergedBeforeThePoolGr
   EXPECT_TRUE(hit);
   alloc->Free(big);
   alloc->Free(small);
-  // And EmptyCache gets the whole segment back, whatever sat in the quick lists.
+  // And EmptyCache gets the whole segment back, whatever empty slabs were waiting.
   alloc->EmptyCache();
   EXPECT_EQ(alloc->stats().reserved_bytes, 0);
 }

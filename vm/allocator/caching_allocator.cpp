@@ -1,22 +1,18 @@
 // The caching memory pool behind every device. Free blocks sit in TLSF-style size-class bins (a
 // two-level bitmap over intrusive free lists), so a cached Allocate/Free pair costs a mutex, a
 // couple of bit scans and a handful of pointer writes: no tree, no heap call, no scan of the pool.
-// Tiny blocks skip even that: freed, they wait in a quick list for the next request of their size
-// (vm/allocator/pool_blocks.h).
+// Tiny blocks skip even that: they are slots of slabs, one bit each (vm/allocator/tiny_slabs.h).
 #include "vm/allocator/caching_allocator.h"
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <limits>
+#include <unordered_map>
 
 #include <oneapi/tbb/mutex.h>
 
 #include "oneflow_lite/error.h"
 #include "vm/allocator/pool_blocks.h"
+#include "vm/allocator/tiny_slabs.h"
 
 namespace ofl::vm {
 
@@ -43,8 +39,6 @@ constexpr size_t kSmallMinRemainder = kTinyBytes;
 // field (pool_detail::kMaxBlockBytes).
 constexpr size_t kMaxRequest = (kMaxBlockBytes + 1) - kLargeRound;
 
-constexpr size_t kPageSize = 4096;
-
 constexpr size_t kBlocksPerChunk = 256;
 
 inline size_t RoundUp(size_t value, size_t multiple) {
@@ -60,18 +54,6 @@ std::string FormatMiB(size_t bytes) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.2f MiB", static_cast<double>(bytes) / kMiB);
   return buf;
-}
-
-// The most a single host segment may be. Asking the C library for more than the machine has can
-// only fail, and under sanitizers an absurd request aborts instead of returning null.
-size_t MaxHostAllocation() {
-  static const size_t max_bytes = [] {
-    const long pages = sysconf(_SC_PHYS_PAGES);
-    const long page_size = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || page_size <= 0) return std::numeric_limits<size_t>::max() / 4;
-    return static_cast<size_t>(pages) * static_cast<size_t>(page_size);
-  }();
-  return max_bytes;
 }
 
 }  // namespace
@@ -109,51 +91,87 @@ struct CachingAllocator::Impl {
     segments = nullptr;
   }
 
-  // cached_only: serve the request from a cached block or return null (nothing counted, no
-  // backend call, no error).
+  // cached_only: serve the request from cached memory or return null (nothing counted, no backend
+  // call, no error).
   Block* Allocate(size_t bytes, bool* cache_hit, const char* owner, bool inject_failure,
                   bool cached_only = false) {
     std::lock_guard<PoolMutex> lock(mu);
-    Block* cached = nullptr;  // the cached_only request's block, found before anything is counted
     if (cached_only) {
       if (closed || bytes == 0 || bytes > kMaxRequest) return nullptr;
-      cached = FindCached(RoundRequest(bytes));
-      if (cached == nullptr) return nullptr;
-    }
-    if (closed) {
-      throw Error("CachingAllocator on " + device_name +
-                  ": the pool was closed (the runtime shut down)");
-    }
-    ++stats.alloc_requests;
-    if (bytes == 0) {
-      throw InvalidArgument("CachingAllocator::Allocate on " + device_name +
-                            ": byte count must be > 0, got 0");
-    }
-    if (bytes > kMaxRequest) ThrowOutOfMemory(bytes);
-    if (__builtin_expect(inject_failure, 0)) {
-      // What a real failure does: no block fits, the cache is emptied for the retry, which fails.
-      ReleaseCachedSegments();
-      ThrowOutOfMemory(bytes, " (injected fault)");
+    } else {
+      if (closed) {
+        throw Error("CachingAllocator on " + device_name +
+                    ": the pool was closed (the runtime shut down)");
+      }
+      ++stats.alloc_requests;
+      if (bytes == 0) {
+        throw InvalidArgument("CachingAllocator::Allocate on " + device_name +
+                              ": byte count must be > 0, got 0");
+      }
+      if (bytes > kMaxRequest) ThrowOutOfMemory(bytes);
+      if (__builtin_expect(inject_failure, 0)) {
+        // What a real failure does: no block fits, the cache is emptied for the retry, which fails.
+        ReleaseCachedSegments();
+        ThrowOutOfMemory(bytes, " (injected fault)");
+      }
     }
     // Growing may need two metadata objects (segment block + split remainder); getting them first
     // means a failed refill leaves the pool untouched.
     if (spare == nullptr || spare->free_next == nullptr) RefillMetadata();
 
-    const size_t size = RoundRequest(bytes);
-    const PoolKind kind = size <= kSmallRequest ? kSmallPool : kLargePool;
-    FreeBins& pool = bins[kind];
-    Block* b = cached != nullptr ? cached : FindCached(size);
-    const bool hit = b != nullptr;
-    if (hit) {
-      if (b->quick) {
-        quick.Pop(size);  // b is its list's head: FindCached returns nothing else
-      } else {
-        pool.Remove(b);
+    size_t size = RoundRequest(bytes);
+    const uint32_t owner_id = owner_names.Intern(owner);
+    bool hit = true;
+    Block* handle;
+    char* ptr;
+    if (TinySlabs::Fits(size)) {
+      Slab* s = slabs.open[TinySlabs::Class(size)];
+      if (s == nullptr) {
+        Block* backing = TakeBlock(bytes, size * kSlabSlots, kSmallPool, cached_only, &hit);
+        if (backing == nullptr) return nullptr;
+        backing->allocated = true;
+        s = slabs.Open(backing, size);
       }
-      ++stats.cache_hits;
+      const int i = slabs.Take(s);
+      s->owner[i] = static_cast<uint16_t>(owner_id);
+      handle = SlotHandle(s, i);
+      ptr = s->Slot(i);
+    } else {
+      Block* b = TakeBlock(bytes, size, size <= kSmallRequest ? kSmallPool : kLargePool,
+                           cached_only, &hit);
+      if (b == nullptr) return nullptr;
+      b->allocated = true;
+      b->owner = owner_id;
+      handle = b;
+      ptr = b->ptr;
+      size = b->size;  // with a leftover too small to be a block of its own
+    }
+
+    if (cached_only) ++stats.alloc_requests;
+    ++(hit ? stats.cache_hits : stats.cache_misses);
+    stats.allocated_bytes += static_cast<int64_t>(size);
+    stats.peak_allocated_bytes = std::max(stats.peak_allocated_bytes, stats.allocated_bytes);
+    if (cache_hit != nullptr) *cache_hit = hit;
+    if (__builtin_expect(static_cast<bool>(observer), 0)) {
+      Notify(PoolEventKind::kAlloc, ptr, size, bytes, hit, owner_names.Name(owner_id));
+    }
+    return handle;
+  }
+
+  // A free block of exactly `size` bytes (a multiple of kRoundBytes) out of the bins, split off a
+  // cached block (*hit = true) or a fresh segment (*hit = false; never when cached_only: null
+  // instead). Not yet marked allocated. `bytes` is the request, for the out-of-memory message.
+  Block* TakeBlock(size_t bytes, size_t size, PoolKind kind, bool cached_only, bool* hit) {
+    FreeBins& pool = bins[kind];
+    Block* b = pool.Find(size);
+    if (b == nullptr && CloseEmptySlabs()) b = pool.Find(size);
+    *hit = b != nullptr;
+    if (b != nullptr) {
+      pool.Remove(b);
+    } else if (cached_only) {
+      return nullptr;
     } else {
       b = Grow(bytes, size, kind);
-      ++stats.cache_misses;
     }
 
     const size_t remainder = b->size - size;
@@ -170,48 +188,53 @@ struct CachingAllocator::Impl {
       b->size = size;
       pool.Insert(rest);
     }
-
-    b->allocated = true;
-    b->owner = owner_names.Intern(owner);
-    stats.allocated_bytes += static_cast<int64_t>(b->size);
-    stats.peak_allocated_bytes = std::max(stats.peak_allocated_bytes, stats.allocated_bytes);
-    if (cache_hit != nullptr) *cache_hit = hit;
-    if (__builtin_expect(static_cast<bool>(observer), 0)) {
-      Notify(PoolEventKind::kAlloc, b->ptr, b->size, bytes, hit, owner_names.Name(b->owner));
-    }
     return b;
   }
 
-  void Free(Block* b) {
+  void Free(Block* h) {
     std::lock_guard<PoolMutex> lock(mu);
     if (closed) return;  // its segment went back with the rest at Close
-    if (!b->allocated) {
-      throw InvalidArgument("CachingAllocator::Free on " + device_name +
-                            ": block is not allocated (double free?)");
-    }
-    b->allocated = false;
-    if (b->pending_free) {
-      // Counted free (and reported to the observer) when its tensor died.
-      b->pending_free = false;
-      stats.pending_free_bytes -= static_cast<int64_t>(b->size);
-    } else {
-      stats.allocated_bytes -= static_cast<int64_t>(b->size);
-      if (__builtin_expect(static_cast<bool>(observer), 0)) {
-        Notify(PoolEventKind::kFree, b->ptr, b->size, 0, false, owner_names.Name(b->owner));
-      }
-    }
-    if (QuickLists::Fits(b->size, static_cast<PoolKind>(b->pool))) {
-      quick.Push(b);
+    if (IsSlot(h)) {
+      Slab* s = SlabOf(h);
+      const int i = SlotOf(h);
+      const uint64_t bit = uint64_t{1} << i;
+      if ((s->free & bit) != 0) ThrowNotAllocated();
+      const bool pending = (s->pending & bit) != 0;
+      s->pending &= ~bit;
+      CountFree(s->Slot(i), s->slot_bytes, pending, s->owner[i]);
+      slabs.Put(s, i);
       return;
     }
-    InsertMerged(b);
+    if (!h->allocated) ThrowNotAllocated();
+    h->allocated = false;
+    CountFree(h->ptr, h->size, h->pending_free, h->owner);
+    h->pending_free = false;
+    InsertMerged(h);
   }
 
-  // Puts a free block into its pool's bins, merged with its free neighbours (none of them quick).
+  [[noreturn]] void ThrowNotAllocated() const {
+    throw InvalidArgument("CachingAllocator::Free on " + device_name +
+                          ": block is not allocated (double free?)");
+  }
+
+  // A block (or slot) goes back: its bytes leave allocated_bytes, or pending_free_bytes when its
+  // tensor's death counted it free already (and told the observer then).
+  void CountFree(const char* ptr, size_t size, bool pending, uint32_t owner_id) {
+    if (pending) {
+      stats.pending_free_bytes -= static_cast<int64_t>(size);
+      return;
+    }
+    stats.allocated_bytes -= static_cast<int64_t>(size);
+    if (__builtin_expect(static_cast<bool>(observer), 0)) {
+      Notify(PoolEventKind::kFree, ptr, size, 0, false, owner_names.Name(owner_id));
+    }
+  }
+
+  // Puts a free block into its pool's bins, merged with its free neighbours.
   void InsertMerged(Block* b) {
     FreeBins& pool = bins[b->pool];
     Block* prev = b->prev;
-    if (prev != nullptr && !prev->allocated && !prev->quick) {
+    if (prev != nullptr && !prev->allocated) {
       // Keep the lower block so a segment's first block object never changes.
       pool.Remove(prev);
       prev->size += b->size;
@@ -221,7 +244,7 @@ struct CachingAllocator::Impl {
       b = prev;
     }
     Block* next = b->next;
-    if (next != nullptr && !next->allocated && !next->quick) {
+    if (next != nullptr && !next->allocated) {
       pool.Remove(next);
       b->size += next->size;
       b->next = next->next;
@@ -231,49 +254,57 @@ struct CachingAllocator::Impl {
     pool.Insert(b);
   }
 
-  // A cached block for a request rounded to `size`: the head of its quick list when the size is
-  // tiny and that list is not empty (taken with QuickLists::Pop), else a block of the bins (taken
-  // with FreeBins::Remove), looked for again after the quick lists were flushed into the bins;
-  // null when nothing cached fits.
-  Block* FindCached(size_t size) {
-    const PoolKind kind = size <= kSmallRequest ? kSmallPool : kLargePool;
-    if (QuickLists::Fits(size, kind)) {
-      Block* head = quick.heads[size >> kBinShift];
-      if (head != nullptr) return head;
-    }
-    Block* b = bins[kind].Find(size);
-    if (b == nullptr && FlushQuickLists()) b = bins[kind].Find(size);
-    return b;
-  }
-
-  // Moves every quick block into the bins, merged with its free neighbours. Returns whether there
-  // was any.
-  bool FlushQuickLists() {
-    if (quick.count == 0) return false;
-    Block* chain = quick.TakeAll();
-    while (chain != nullptr) {
-      Block* b = chain;
-      chain = b->free_next;
-      b->free_next = nullptr;
-      b->quick = false;
-      InsertMerged(b);
+  // Returns every slab whose slots are all free to the bins, merged with its free neighbours.
+  // Returns whether there was any.
+  bool CloseEmptySlabs() {
+    if (slabs.empty == 0) return false;
+    for (Slab*& head : slabs.open) {
+      Slab* s = head;
+      while (s != nullptr) {
+        Slab* next = s->next;
+        if (s->free == kAllSlots) {
+          Block* backing = slabs.Close(s);
+          backing->allocated = false;
+          InsertMerged(backing);
+        }
+        s = next;
+      }
     }
     return true;
   }
 
-  void MarkDead(Block* b) {
+  void MarkDead(Block* h) {
     std::lock_guard<PoolMutex> lock(mu);
     if (closed) return;
-    if (!b->allocated || b->pending_free) {
-      throw InvalidArgument("CachingAllocator::MarkDead on " + device_name +
-                            ": block is not in use (marked twice?)");
+    const char* ptr;
+    size_t size;
+    uint32_t owner_id;
+    if (IsSlot(h)) {
+      Slab* s = SlabOf(h);
+      const int i = SlotOf(h);
+      const uint64_t bit = uint64_t{1} << i;
+      if (((s->free | s->pending) & bit) != 0) ThrowNotInUse();
+      s->pending |= bit;
+      ptr = s->Slot(i);
+      size = s->slot_bytes;
+      owner_id = s->owner[i];
+    } else {
+      if (!h->allocated || h->pending_free) ThrowNotInUse();
+      h->pending_free = true;
+      ptr = h->ptr;
+      size = h->size;
+      owner_id = h->owner;
     }
-    b->pending_free = true;
-    stats.allocated_bytes -= static_cast<int64_t>(b->size);
-    stats.pending_free_bytes += static_cast<int64_t>(b->size);
+    stats.allocated_bytes -= static_cast<int64_t>(size);
+    stats.pending_free_bytes += static_cast<int64_t>(size);
     if (__builtin_expect(static_cast<bool>(observer), 0)) {
-      Notify(PoolEventKind::kFree, b->ptr, b->size, 0, false, owner_names.Name(b->owner));
+      Notify(PoolEventKind::kFree, ptr, size, 0, false, owner_names.Name(owner_id));
     }
+  }
+
+  [[noreturn]] void ThrowNotInUse() const {
+    throw InvalidArgument("CachingAllocator::MarkDead on " + device_name +
+                          ": block is not in use (marked twice?)");
   }
 
   // A block covering a fresh segment big enough for `size`; throws OutOfMemory when neither the
@@ -327,7 +358,7 @@ struct CachingAllocator::Impl {
   }
 
   void ReleaseCachedSegments() {
-    FlushQuickLists();
+    CloseEmptySlabs();
     Segment* seg = segments;
     while (seg != nullptr) {
       Segment* next = seg->next;
@@ -366,7 +397,7 @@ struct CachingAllocator::Impl {
 
   [[noreturn]] void ThrowOutOfMemory(size_t bytes, const char* suffix = "") {
     ++stats.ooms;
-    FlushQuickLists();  // so the largest free block counts them
+    CloseEmptySlabs();  // so the largest free block counts them
     const size_t largest = std::max(bins[kSmallPool].LargestFree(), bins[kLargePool].LargestFree());
     std::string msg = "out of memory on " + device_name + ": tried to allocate " +
                       std::to_string(bytes) + " bytes (" + FormatMiB(bytes) + "); allocated " +
@@ -412,7 +443,7 @@ struct CachingAllocator::Impl {
   MemoryStats stats;
   int64_t limit = 0;
   FreeBins bins[2];
-  QuickLists quick;  // tiny free blocks of the small pool, not in the bins
+  TinySlabs slabs;  // where tiny blocks come from
   OwnerNames owner_names;
   Segment* segments = nullptr;  // every live segment, newest first
   Block* spare = nullptr;       // unused metadata objects
@@ -420,29 +451,6 @@ struct CachingAllocator::Impl {
   std::vector<std::unique_ptr<Block[]>> chunks;
   PoolObserver observer;  // empty unless someone (the VM while tracing) watches this pool
 };
-
-const char* to_string(PoolEventKind kind) {
-  switch (kind) {
-    case PoolEventKind::kAlloc:
-      return "alloc";
-    case PoolEventKind::kFree:
-      return "free";
-    case PoolEventKind::kSegmentAlloc:
-      return "segment_alloc";
-    case PoolEventKind::kSegmentFree:
-      return "segment_free";
-  }
-  return "unknown";
-}
-
-void* CpuAllocatorBackend::Allocate(size_t bytes) {
-  if (bytes == 0 || bytes > MaxHostAllocation()) return nullptr;
-  void* p = nullptr;
-  if (posix_memalign(&p, kPageSize, RoundUp(bytes, kPageSize)) != 0) return nullptr;
-  return p;
-}
-
-void CpuAllocatorBackend::Free(void* ptr, size_t /*bytes*/) { std::free(ptr); }
 
 CachingAllocator::CachingAllocator(Device device, std::unique_ptr<AllocatorBackend> backend,
                                    std::string name)
@@ -494,9 +502,13 @@ void CachingAllocator::MarkDead(Block* block) {
   impl_->MarkDead(block);
 }
 
-void* CachingAllocator::Data(const Block* block) { return block->ptr; }
+void* CachingAllocator::Data(const Block* block) {
+  return IsSlot(block) ? SlabOf(block)->Slot(SlotOf(block)) : block->ptr;
+}
 
-size_t CachingAllocator::Size(const Block* block) { return block->size; }
+size_t CachingAllocator::Size(const Block* block) {
+  return IsSlot(block) ? SlabOf(block)->slot_bytes : block->size;
+}
 
 MemoryStats CachingAllocator::stats() const {
   std::lock_guard<PoolMutex> lock(impl_->mu);
@@ -513,7 +525,8 @@ void CachingAllocator::Close() {
   std::lock_guard<PoolMutex> lock(impl_->mu);
   if (impl_->closed) return;
   impl_->closed = true;
-  impl_->quick = QuickLists{};  // their blocks' segments go back below
+  // The slab records stay (a late Data() on a live tensor's slot reads its record); their
+  // segments go back below.
   impl_->ReleaseAllSegments();
   impl_->stats.allocated_bytes = 0;
   impl_->stats.reserved_bytes = 0;
@@ -551,14 +564,23 @@ void CachingAllocator::SetObserver(PoolObserver observer) {
 
 std::vector<SegmentInfo> CachingAllocator::Snapshot() const {
   std::lock_guard<PoolMutex> lock(impl_->mu);
-  // Shows free memory merged as the bins hold it, whatever the quick lists were keeping.
-  impl_->FlushQuickLists();
+  // Shows free memory merged as the bins hold it, without the slabs that only wait for requests.
+  impl_->CloseEmptySlabs();
+  std::unordered_map<const Block*, const Slab*> slab_of;  // by backing block
+  for (const auto& s : impl_->slabs.records) {
+    if (s->backing != nullptr) slab_of.emplace(s->backing, s.get());
+  }
   std::vector<SegmentInfo> result;
   for (Segment* seg = impl_->segments; seg != nullptr; seg = seg->next) {
     SegmentInfo info;
     info.address = reinterpret_cast<uintptr_t>(seg->base);
     info.size = seg->size;
     for (Block* b = seg->first; b != nullptr; b = b->next) {
+      const auto slab = b->allocated ? slab_of.find(b) : slab_of.end();
+      if (slab != slab_of.end()) {
+        AppendSlots(*slab->second, impl_->owner_names, &info.blocks);
+        continue;
+      }
       BlockInfo block;
       block.address = reinterpret_cast<uintptr_t>(b->ptr);
       block.size = b->size;

@@ -1,8 +1,7 @@
-// The caching pool's block records and the two structures that hold its free blocks: TLSF-style
+// The caching pool's block records and the structure that holds its free blocks: TLSF-style
 // size-class bins (a two-level bitmap over intrusive free lists) for blocks that merge with their
-// free neighbours, and quick lists for tiny blocks that wait, unmerged, to be handed out again at
-// their exact size. Internal to vm/allocator/caching_allocator.cpp; everything here is guarded by
-// the pool's mutex.
+// free neighbours. Tiny requests are served from slabs instead (vm/allocator/tiny_slabs.h).
+// Internal to vm/allocator/caching_allocator.cpp; everything here is guarded by the pool's mutex.
 #pragma once
 
 #include <cstddef>
@@ -19,7 +18,8 @@ namespace ofl::vm {
 namespace pool_detail {
 
 // Sizes are kept in units of kTinyBytes: requests below kRoundBytes are rounded to a multiple of
-// kTinyBytes (a 48-byte tensor holds 64, not 512); larger ones to a multiple of kRoundBytes.
+// kTinyBytes (a 48-byte tensor holds 64, not 512) and served as slab slots; larger ones to a
+// multiple of kRoundBytes.
 constexpr int kBinShift = 6;
 constexpr size_t kTinyBytes = size_t{1} << kBinShift;
 constexpr size_t kRoundBytes = 512;
@@ -53,18 +53,17 @@ inline void MapToBin(size_t units, int* fl, int* sl) {
 
 }  // namespace pool_detail
 
-// A block's states: allocated (in use, maybe pending_free), free in the bins (merged with its free
-// neighbours), or free in a quick list (quick: not merged, and never merged with while it is
-// there). Every live tensor holds one, so the record is packed into 48 bytes: its size, flags and
-// owner share one word.
+// A block's states: allocated (in use, maybe pending_free; or the backing of a tiny-block slab) or
+// free in the bins (merged with its free neighbours). Every live tensor of 512 bytes or more holds
+// one, so the record is packed into 48 bytes: its size, flags and owner share one word.
 struct CachingAllocator::Block {
-  Block() : size(0), allocated(0), pending_free(0), quick(0), pool(0), owner(0) {}
+  Block() : size(0), allocated(0), pending_free(0), pool(0), owner(0), unused(0) {}
 
   char* ptr = nullptr;
   // Address-order neighbours inside the same segment, for merging.
   Block* prev = nullptr;
   Block* next = nullptr;
-  // Links in a bin's free list or a quick list; free_next also threads the metadata free list.
+  // Links in a bin's free list; free_next also threads the metadata free list.
   Block* free_prev = nullptr;
   Block* free_next = nullptr;
   uint64_t size : 47;  // bytes (below pool_detail::kMaxBlockBytes)
@@ -72,13 +71,13 @@ struct CachingAllocator::Block {
   // Allocated but already counted free: its tensor died while device work using it was still
   // pending (MarkDead); it returns to the bins at Free, once that work completed.
   uint64_t pending_free : 1;
-  uint64_t quick : 1;  // free, waiting in a quick list
-  uint64_t pool : 1;   // a pool_detail::PoolKind
+  uint64_t pool : 1;  // a pool_detail::PoolKind
   // Who allocated it: an id of the pool's OwnerNames (0: nobody).
   uint64_t owner : 13;
+  uint64_t unused : 1;
 };
 static_assert(sizeof(void*) != 8 || sizeof(CachingAllocator::Block) == 48,
-              "one block record per live tensor: keep it at 48 bytes");
+              "one block record per live tensor of 512 bytes or more: keep it at 48 bytes");
 
 namespace pool_detail {
 
@@ -148,57 +147,6 @@ struct FreeBins {
     for (Block* b = heads[fl][sl]; b != nullptr; b = b->free_next)
       largest = std::max(largest, b->size);
     return largest;
-  }
-};
-
-// Freed tiny blocks of the small pool (below kRoundBytes), one LIFO list per 64-byte size class.
-// A tensor-sized block that dies is usually wanted again at once at the same size (the next op's
-// output): the quick list hands it back without the bins' split on allocation and merge on free.
-// Blocks wait here unmerged only as long as the pool has room elsewhere: the pool flushes them
-// into the bins (merging them with their neighbours) before it would grow, before it returns
-// memory to the backend and before a snapshot, so memory held here is never lost to other sizes.
-struct QuickLists {
-  static constexpr int kClasses = static_cast<int>(kRoundBytes / kTinyBytes);
-  Block* heads[kClasses] = {};
-  size_t count = 0;
-
-  static bool Fits(size_t size, PoolKind pool) { return pool == kSmallPool && size < kRoundBytes; }
-
-  void Push(Block* b) {
-    Block*& head = heads[b->size >> kBinShift];
-    b->quick = true;
-    b->free_prev = nullptr;
-    b->free_next = head;
-    head = b;
-    ++count;
-  }
-
-  // A block of exactly `size` bytes (Fits(size, kSmallPool)), or null.
-  Block* Pop(size_t size) {
-    Block*& head = heads[size >> kBinShift];
-    Block* b = head;
-    if (b == nullptr) return nullptr;
-    head = b->free_next;
-    b->free_next = nullptr;
-    b->quick = false;
-    --count;
-    return b;
-  }
-
-  // Empties every list and returns their blocks chained through free_next, still marked quick
-  // (so that merging one of them into the bins never takes in another still on the chain).
-  Block* TakeAll() {
-    Block* chain = nullptr;
-    for (Block*& head : heads) {
-      while (head != nullptr) {
-        Block* b = head;
-        head = b->free_next;
-        b->free_next = chain;
-        chain = b;
-      }
-    }
-    count = 0;
-    return chain;
   }
 };
 
