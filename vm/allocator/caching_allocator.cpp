@@ -567,9 +567,7 @@ std::vector<SegmentInfo> CachingAllocator::Snapshot() const {
   // Shows free memory merged as the bins hold it, without the slabs that only wait for requests.
   impl_->CloseEmptySlabs();
   std::unordered_map<const Block*, const Slab*> slab_of;  // by backing block
-  for (const auto& s : impl_->slabs.records) {
-    if (s->backing != nullptr) slab_of.emplace(s->backing, s.get());
-  }
+  impl_->slabs.ForEachOpen([&](const Slab& s) { slab_of.emplace(s.backing, &s); });
   std::vector<SegmentInfo> result;
   for (Segment* seg = impl_->segments; seg != nullptr; seg = seg->next) {
     SegmentInfo info;

@@ -66,16 +66,34 @@ struct TinySlabs {
   static bool Fits(size_t size) { return size < kRoundBytes; }
   static int Class(size_t size) { return static_cast<int>(size >> kBinShift); }
 
+  // Records come in chunks of this many, one aligned allocation each (one per record would cost
+  // an over-aligned heap call and its padding each).
+  static constexpr size_t kRecordsPerChunk = 64;
+
   Slab* open[kClasses] = {};
-  size_t empty = 0;                            // open slabs with every slot free
-  Slab* spare = nullptr;                       // records not in use
-  std::vector<std::unique_ptr<Slab>> records;  // every record, freed with the pool
+  size_t empty = 0;                             // open slabs with every slot free
+  Slab* spare = nullptr;                        // records not in use
+  std::vector<std::unique_ptr<Slab[]>> chunks;  // every record, freed with the pool
+
+  // Calls f(const Slab&) for every record in use.
+  template <typename F>
+  void ForEachOpen(F&& f) const {
+    for (const auto& chunk : chunks) {
+      for (size_t i = 0; i < kRecordsPerChunk; ++i) {
+        if (chunk[i].backing != nullptr) f(chunk[i]);
+      }
+    }
+  }
 
   // A record for a new slab over `backing`, every slot free, at the front of its class's list.
   Slab* Open(Block* backing, size_t slot_bytes) {
     if (spare == nullptr) {
-      records.push_back(std::make_unique<Slab>());
-      spare = records.back().get();
+      chunks.push_back(std::make_unique<Slab[]>(kRecordsPerChunk));
+      Slab* chunk = chunks.back().get();
+      for (size_t i = 0; i < kRecordsPerChunk; ++i) {
+        chunk[i].next = i + 1 < kRecordsPerChunk ? &chunk[i + 1] : nullptr;
+      }
+      spare = chunk;
     }
     Slab* s = spare;
     spare = s->next;
