@@ -127,6 +127,7 @@ struct CachingAllocator::Impl {
     if (TinySlabs::Fits(size)) {
       Slab* s = slabs.open[TinySlabs::Class(size)];
       if (s == nullptr) {
+        slabs.ReserveRecord();  // before the backing is taken, so a failure leaks nothing
         Block* backing = TakeBlock(bytes, size * kSlabSlots, kSmallPool, cached_only, &hit);
         if (backing == nullptr) return nullptr;
         backing->allocated = true;
@@ -158,9 +159,10 @@ struct CachingAllocator::Impl {
     return handle;
   }
 
-  // A free block of exactly `size` bytes (a multiple of kRoundBytes) out of the bins, split off a
-  // cached block (*hit = true) or a fresh segment (*hit = false; never when cached_only: null
-  // instead). Not yet marked allocated. `bytes` is the request, for the out-of-memory message.
+  // A free block of `size` bytes (a multiple of kRoundBytes; more when the leftover is too small
+  // to be a block of its own) out of the bins, split off a cached block (*hit = true) or a fresh
+  // segment (*hit = false; never when cached_only: null instead). Not yet marked allocated.
+  // `bytes` is the request, for the out-of-memory message.
   Block* TakeBlock(size_t bytes, size_t size, PoolKind kind, bool cached_only, bool* hit) {
     FreeBins& pool = bins[kind];
     Block* b = pool.Find(size);

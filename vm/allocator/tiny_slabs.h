@@ -85,16 +85,20 @@ struct TinySlabs {
     }
   }
 
-  // A record for a new slab over `backing`, every slot free, at the front of its class's list.
-  Slab* Open(Block* backing, size_t slot_bytes) {
-    if (spare == nullptr) {
-      chunks.push_back(std::make_unique<Slab[]>(kRecordsPerChunk));
-      Slab* chunk = chunks.back().get();
-      for (size_t i = 0; i < kRecordsPerChunk; ++i) {
-        chunk[i].next = i + 1 < kRecordsPerChunk ? &chunk[i + 1] : nullptr;
-      }
-      spare = chunk;
+  // Makes sure a spare record is there for the next Open (which then cannot fail).
+  void ReserveRecord() {
+    if (spare != nullptr) return;
+    chunks.push_back(std::make_unique<Slab[]>(kRecordsPerChunk));
+    Slab* chunk = chunks.back().get();
+    for (size_t i = 0; i < kRecordsPerChunk; ++i) {
+      chunk[i].next = i + 1 < kRecordsPerChunk ? &chunk[i + 1] : nullptr;
     }
+    spare = chunk;
+  }
+
+  // A record for a new slab over `backing`, every slot free, at the front of its class's list.
+  // ReserveRecord must have run since the last Open.
+  Slab* Open(Block* backing, size_t slot_bytes) {
     Slab* s = spare;
     spare = s->next;
     s->backing = backing;
