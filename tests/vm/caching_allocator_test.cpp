@@ -275,6 +275,36 @@ TEST(CachingAllocatorTest, MisusedTinyBlocksAreRefusedAndThePoolStaysUsable) {
   EXPECT_EQ(alloc->stats().allocated_bytes, 0);
 }
 
+// Close (the runtime shutting down) returns every segment, live blocks and slabs included;
+// afterwards the pool refuses requests with a clear error, late frees do nothing, and emptying
+// the cache or taking a snapshot finds nothing to merge or show.
+TEST(CachingAllocatorTest, AClosedPoolForgetsItsSlabsAndLateFreesDoNothing) {
+  auto live_bytes = std::make_shared<std::atomic<int64_t>>(0);
+  CachingAllocator alloc(Device("cpu"), std::make_unique<CountingBackend>(live_bytes));
+  auto* live = alloc.Allocate(48);
+  auto* dead = alloc.Allocate(100);
+  auto* big = alloc.Allocate(4 * kKiB);
+  alloc.Free(dead);  // its slab is empty now, waiting for requests of its size
+  EXPECT_GT(live_bytes->load(), 0);
+  alloc.Close();
+  EXPECT_EQ(live_bytes->load(), 0);
+  EXPECT_EQ(CachingAllocator::Size(live), 64u);  // a live tensor's handle still answers
+  alloc.Free(live);
+  alloc.MarkDead(big);
+  alloc.Free(big);
+  alloc.EmptyCache();
+  EXPECT_TRUE(alloc.Snapshot().empty());
+  EXPECT_EQ(alloc.TryAllocateCached(48), nullptr);
+  try {
+    alloc.Allocate(48);
+    FAIL() << "a closed pool allocated";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("closed"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(alloc.stats().allocated_bytes, 0);
+  EXPECT_EQ(live_bytes->load(), 0);
+}
+
 // Memory kept by empty slabs is never lost to other sizes: before the pool would grow (here it
 // cannot: the limit is one segment), it merges them back and serves the request from them.
 TEST(CachingAllocatorTest, TinyBlocksWaitingForTheirSizeAreMergedBeforeThePoolGrows) {

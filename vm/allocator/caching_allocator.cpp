@@ -527,8 +527,9 @@ void CachingAllocator::Close() {
   std::lock_guard<PoolMutex> lock(impl_->mu);
   if (impl_->closed) return;
   impl_->closed = true;
-  // The slab records stay (a late Data() on a live tensor's slot reads its record); their
-  // segments go back below.
+  // The slabs' lists go (their blocks are gone with the segments below, so nothing may merge them
+  // back); their records stay, since a late Data() on a live tensor's slot reads its record.
+  impl_->slabs.Forget();
   impl_->ReleaseAllSegments();
   impl_->stats.allocated_bytes = 0;
   impl_->stats.reserved_bytes = 0;

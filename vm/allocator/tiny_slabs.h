@@ -139,6 +139,12 @@ struct TinySlabs {
     return backing;
   }
 
+  // The pool closed: no slab is open any more (the records keep what Data() and Size() read).
+  void Forget() {
+    for (Slab*& head : open) head = nullptr;
+    empty = 0;
+  }
+
   void Link(Slab* s) {
     Slab*& head = open[Class(s->slot_bytes)];
     s->prev = nullptr;
