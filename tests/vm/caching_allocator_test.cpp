@@ -703,7 +703,11 @@ TEST(CachingAllocatorTest, ConcurrentAllocFreeNeverOverlapsAndBalancesStats) {
     };
     for (int it = 0; it < kIterations; ++it) {
       if (live.size() < 16 && (live.empty() || rng() % 3 != 0)) {
-        const size_t size = rng() % 20 == 0 ? 1 + rng() % (3 * kMiB) : 1 + rng() % (64 * kKiB);
+        // Large, tiny (slab slots, shared by the threads' slabs) and everything in between.
+        const uint64_t kind = rng() % 20;
+        const size_t size = kind == 0  ? 1 + rng() % (3 * kMiB)
+                            : kind < 8 ? 1 + rng() % 511
+                                       : 1 + rng() % (64 * kKiB);
         auto* b = alloc->Allocate(size, nullptr, "stress");
         const uint64_t tag = (static_cast<uint64_t>(tid) << 32) | static_cast<uint64_t>(it);
         fill(CachingAllocator::Data(b), size, tag);
