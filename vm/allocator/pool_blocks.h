@@ -57,7 +57,7 @@ inline void MapToBin(size_t units, int* fl, int* sl) {
 // free in the bins (merged with its free neighbours). Every live tensor of 512 bytes or more holds
 // one, so the record is packed into 48 bytes: its size, flags and owner share one word.
 struct CachingAllocator::Block {
-  Block() : size(0), allocated(0), pending_free(0), pool(0), owner(0), unused(0) {}
+  Block() : size(0), allocated(0), pending_free(0), pool(0), owner(0) {}
 
   char* ptr = nullptr;
   // Address-order neighbours inside the same segment, for merging.
@@ -74,7 +74,6 @@ struct CachingAllocator::Block {
   uint64_t pool : 1;  // a pool_detail::PoolKind
   // Who allocated it: an id of the pool's OwnerNames (0: nobody).
   uint64_t owner : 13;
-  uint64_t unused : 1;
 };
 static_assert(sizeof(void*) != 8 || sizeof(CachingAllocator::Block) == 48,
               "one block record per live tensor of 512 bytes or more: keep it at 48 bytes");
