@@ -24,8 +24,8 @@ constexpr uint64_t kAllSlots = ~uint64_t{0};
 constexpr size_t kSlabAlign = 256;
 
 struct alignas(kSlabAlign) Slab {
-  // The pool block the slots are carved from: allocated, marked `slab`, for as long as the slab is
-  // open. Null for a spare record.
+  // The pool block the slots are carved from, allocated for as long as the slab is open (no other
+  // owner: a snapshot finds a slab's block by this pointer). Null for a spare record.
   Block* backing = nullptr;
   uint64_t free = kAllSlots;  // bit i: slot i is free
   // Bit i: slot i is allocated but already counted free (CachingAllocator::MarkDead).
@@ -56,11 +56,11 @@ inline int SlotOf(const Block* h) {
 }
 static_assert(((kSlabSlots - 1) << 1 | 1) < static_cast<int>(kSlabAlign), "slot index fits");
 
-// The pool's slabs: per size class, the open ones that have a free slot (most recently opened or
-// freed into first); full slabs are in no list. Slabs whose every slot is free stay open (the next
-// tiny request takes them at once) until the pool flushes them back into its bins: before it
-// would grow, before it returns memory to the backend, before a snapshot and on out-of-memory, so
-// memory held by empty slabs is never lost to other sizes.
+// The pool's slabs: per size class, the open ones that have a free slot (a new slab, or a full one
+// that a free gave a slot back, goes first); full slabs are in no list. Slabs whose every slot is
+// free stay open (the next tiny request takes them at once) until the pool flushes them back into
+// its bins: before it would grow, before it returns memory to the backend, before a snapshot and on
+// out-of-memory, so memory held by empty slabs is never lost to other sizes.
 struct TinySlabs {
   static constexpr int kClasses = static_cast<int>(kRoundBytes / kTinyBytes);
   static bool Fits(size_t size) { return size < kRoundBytes; }
