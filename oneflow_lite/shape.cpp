@@ -79,7 +79,7 @@ void Shape::push_back(int64_t d) {
 
 std::string Shape::str() const {
   std::string s = "(";
-  for (int i = 0; i < ndim_; ++i) s += std::to_string((*this)[i]) + ",";
+  for (int i = 0; i < ndim_; ++i) s += (i ? "," : "") + std::to_string((*this)[i]);
   return s + ")";
 }
 
@@ -92,7 +92,7 @@ std::ostream& operator<<(std::ostream& os, const Shape& s) { return os << s.str(
 
 std::string ToString(const int64_t* v, size_t n) {
   std::string s = "(";
-  for (size_t i = 0; i < n; ++i) s += std::to_string(v[i]) + ",";
+  for (size_t i = 0; i < n; ++i) s += (i ? "," : "") + std::to_string(v[i]);
   return s + ")";
 }
 

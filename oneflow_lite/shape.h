@@ -127,7 +127,7 @@ class Shape {
 
 std::ostream& operator<<(std::ostream& os, const Shape& s);
 
-// "(2,3,)" style, the way OneFlow prints shapes; also used for stride and size lists in errors.
+// "(2,3)" style ("(3)" for one dim, "()" for none); also used for stride and size lists in errors.
 std::string ToString(const int64_t* v, size_t n);
 inline std::string ToString(const std::vector<int64_t>& v) { return ToString(v.data(), v.size()); }
 template <class Alloc>

@@ -1,5 +1,5 @@
 // Shape: construction (initializer_list, vector, pointer + count, push_back), numel, equality,
-// printing in OneFlow's "(2,3,)" style, 0-dim shapes, the 25-dim limit, and the row-major strides.
+// printing in OneFlow's "(2,3)" style, 0-dim shapes, the 25-dim limit, and the row-major strides.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -96,14 +96,14 @@ TEST(ShapeTest, Equality) {
 }
 
 TEST(ShapeTest, Printing) {
-  EXPECT_EQ(Shape({2, 3}).str(), "(2,3,)");
-  EXPECT_EQ(Shape({5}).str(), "(5,)");
-  EXPECT_EQ(Shape({0, 1}).str(), "(0,1,)");
+  EXPECT_EQ(Shape({2, 3}).str(), "(2,3)");
+  EXPECT_EQ(Shape({5}).str(), "(5)");
+  EXPECT_EQ(Shape({0, 1}).str(), "(0,1)");
   std::ostringstream os;
   os << Shape({2, 3});
-  EXPECT_EQ(os.str(), "(2,3,)");
-  EXPECT_EQ(ToString({2, 3}), "(2,3,)");
-  EXPECT_EQ(ToString({-1, 4}), "(-1,4,)");
+  EXPECT_EQ(os.str(), "(2,3)");
+  EXPECT_EQ(ToString({2, 3}), "(2,3)");
+  EXPECT_EQ(ToString({-1, 4}), "(-1,4)");
   EXPECT_EQ(ToString({}), "()");
 }
 

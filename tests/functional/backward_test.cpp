@@ -249,7 +249,7 @@ TEST(BackwardErrorsTest, ShapeMismatch) {
       [&] {
         ofl::expand_backward(dy, Shape({2, 3}));
       },
-      {"expand_backward", "(2,3,)", "(4,3,)"});
+      {"expand_backward", "(2,3)", "(4,3)"});
   ExpectThrowWith<InvalidArgument>(
       [&] {
         ofl::expand_backward(dy, Shape({-1, 3}));
@@ -259,7 +259,7 @@ TEST(BackwardErrorsTest, ShapeMismatch) {
       [&] {
         ofl::repeat_backward(dy, Shape({2, 3}), {3, 1});
       },
-      {"repeat_backward", "(4,3,)", "(2,3,)", "(3,1,)", "(6,3,)"});
+      {"repeat_backward", "(4,3)", "(2,3)", "(3,1)", "(6,3)"});
   ExpectThrowWith<InvalidArgument>(
       [&] {
         ofl::repeat_backward(dy, Shape({2, -3}), {2, 1});

@@ -56,7 +56,7 @@ TEST(CollectiveWatchdogTest, ARankThatStallsIsNamedByTheRanksThatWaitForIt) {
     }
     for (const std::string& piece :
          {"collective watchdog on rank " + std::to_string(rank()), std::string(" over ["),
-          std::string("boxing S->B (all-gather)"), std::string(", float32, logical (6,2,), "),
+          std::string("boxing S->B (all-gather)"), std::string(", float32, logical (6,2), "),
           std::string("keeps waiting"), std::string("Not arrived: rank 1 ("),
           std::string("its program has not issued #")}) {
       EXPECT_NE(report.find(piece), std::string::npos) << "'" << piece << "' not in: " << report;

@@ -39,7 +39,7 @@ TEST(CheckShapeTest, NegativeSize) {
       [] {
         CheckShape("empty", "shape", V{2, -3}, 4);
       },
-      {"empty", "shape", "(2,-3,)", "negative size -3", "dim 1"});
+      {"empty", "shape", "(2,-3)", "negative size -3", "dim 1"});
 }
 
 TEST(CheckShapeTest, TooManyDims) {

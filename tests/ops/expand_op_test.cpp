@@ -156,7 +156,7 @@ TEST(InferExpandTest, FewerSizesThanDims) {
       [] {
         InferExpand(Shape({2, 3}), {3, 1}, {3}, 4);
       },
-      {"expand", "number of sizes provided (1)", "dimensions in the tensor (2)", "(2,3,)"});
+      {"expand", "number of sizes provided (1)", "dimensions in the tensor (2)", "(2,3)"});
   ExpectInvalid([] { InferExpand(Shape({2}), {1}, {}, 4); }, {"expand", "(0)", "(1)"});
 }
 
@@ -165,7 +165,7 @@ TEST(InferExpandTest, MinusOneInANewLeadingDim) {
       [] {
         InferExpand(Shape({2, 3}), {3, 1}, {-1, 2, 3}, 4);
       },
-      {"expand", "-1", "dimension 0", "(-1,2,3,)", "(2,3,)"});
+      {"expand", "-1", "dimension 0", "(-1,2,3)", "(2,3)"});
   ExpectInvalid([] { InferExpand(Shape(), {}, {-1}, 4); }, {"expand", "-1", "dimension 0"});
 }
 
@@ -174,7 +174,7 @@ TEST(InferExpandTest, NonSingletonMismatch) {
       [] {
         InferExpand(Shape({2, 3}), {3, 1}, {4, 3}, 4);
       },
-      {"expand", "(4)", "existing size (2)", "dimension 0", "(4,3,)", "(2,3,)"});
+      {"expand", "(4)", "existing size (2)", "dimension 0", "(4,3)", "(2,3)"});
   ExpectInvalid(
       [] {
         InferExpand(Shape({4, 3, 2}), {6, 2, 1}, {4, 3, 5}, 4);
@@ -189,7 +189,7 @@ TEST(InferExpandTest, SizeBelowMinusOne) {
       [] {
         InferExpand(Shape({1, 3}), {3, 1}, {-2, 3}, 4);
       },
-      {"expand", "-2", "dim 0", "(-2,3,)"});
+      {"expand", "-2", "dim 0", "(-2,3)"});
   ExpectInvalid([] { InferExpand(Shape({3}), {1}, {-5, 3}, 4); }, {"expand", "-5"});
 }
 

@@ -61,12 +61,12 @@ TEST(InferRepeatTest, FewerRepeatsThanDims) {
       [] {
         Repeat({2, 3}, {2});
       },
-      {"repeat", "number of repeats (1)", "dimensions of the tensor (2)", "(2,)", "(2,3,)"});
+      {"repeat", "number of repeats (1)", "dimensions of the tensor (2)", "(2)", "(2,3)"});
   ExpectInvalid([] { Repeat({2}, {}); }, {"repeat", "(0)", "(1)"});
 }
 
 TEST(InferRepeatTest, NegativeRepeats) {
-  ExpectInvalid([] { Repeat({2, 3}, {1, -1}); }, {"repeat", "-1", "dim 1", "(1,-1,)", "(2,3,)"});
+  ExpectInvalid([] { Repeat({2, 3}, {1, -1}); }, {"repeat", "-1", "dim 1", "(1,-1)", "(2,3)"});
   ExpectInvalid([] { Repeat({2}, {-3, 1}); }, {"repeat", "-3", "dim 0"});
 }
 

@@ -37,23 +37,23 @@ TEST(InferReshapeTest, InfersMinusOne) {
 }
 
 TEST(InferReshapeTest, TwoMinusOnes) {
-  ExpectInvalid([] { Reshape({2, 3}, {-1, -1}); }, {"reshape", "only one", "(-1,-1,)"});
+  ExpectInvalid([] { Reshape({2, 3}, {-1, -1}); }, {"reshape", "only one", "(-1,-1)"});
 }
 
 TEST(InferReshapeTest, MinusOneWithZeroElementsIsAmbiguous) {
-  ExpectInvalid([] { Reshape({0, 3}, {0, -1}); }, {"reshape", "(0,3,)", "(0,-1,)", "ambiguous"});
-  ExpectInvalid([] { Reshape({0}, {-1, 0}); }, {"reshape", "(0,)", "(-1,0,)"});
+  ExpectInvalid([] { Reshape({0, 3}, {0, -1}); }, {"reshape", "(0,3)", "(0,-1)", "ambiguous"});
+  ExpectInvalid([] { Reshape({0}, {-1, 0}); }, {"reshape", "(0)", "(-1,0)"});
 }
 
 TEST(InferReshapeTest, WrongElementCount) {
-  ExpectInvalid([] { Reshape({2, 3}, {4, 2}); }, {"reshape", "(4,2,)", "(2,3,)", "6"});
-  ExpectInvalid([] { Reshape({2, 3}, {4, -1}); }, {"reshape", "(4,-1,)", "(2,3,)", "6"});
-  ExpectInvalid([] { Reshape({}, {2}); }, {"reshape", "(2,)", "()", "1"});
-  ExpectInvalid([] { Reshape({0, 3}, {1}); }, {"reshape", "(1,)", "(0,3,)"});
+  ExpectInvalid([] { Reshape({2, 3}, {4, 2}); }, {"reshape", "(4,2)", "(2,3)", "6"});
+  ExpectInvalid([] { Reshape({2, 3}, {4, -1}); }, {"reshape", "(4,-1)", "(2,3)", "6"});
+  ExpectInvalid([] { Reshape({}, {2}); }, {"reshape", "(2)", "()", "1"});
+  ExpectInvalid([] { Reshape({0, 3}, {1}); }, {"reshape", "(1)", "(0,3)"});
 }
 
 TEST(InferReshapeTest, SizeBelowMinusOne) {
-  ExpectInvalid([] { Reshape({6}, {-2, -3}); }, {"reshape", "-2", "dim 0", "(-2,-3,)"});
+  ExpectInvalid([] { Reshape({6}, {-2, -3}); }, {"reshape", "-2", "dim 0", "(-2,-3)"});
 }
 
 TEST(InferReshapeTest, MoreThanTwentyFiveDims) {
