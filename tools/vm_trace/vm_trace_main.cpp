@@ -127,6 +127,20 @@ std::unique_ptr<std::ofstream> OpenOutput(const std::string& path, const char* f
   return f;
 }
 
+// Two file arguments naming one file would have the second write over the first (or over the
+// trace being read): refuse before anything is opened.
+void RefuseSameFile(const std::string& a, const char* a_flag, const std::string& b,
+                    const char* b_flag) {
+  if (a.empty() || b.empty()) return;
+  std::error_code ec_a, ec_b;
+  const std::filesystem::path pa = std::filesystem::weakly_canonical(a, ec_a);
+  const std::filesystem::path pb = std::filesystem::weakly_canonical(b, ec_b);
+  if (a == b || (!ec_a && !ec_b && pa == pb)) {
+    throw TraceError(std::string(a_flag) + " and " + b_flag + " both name " + b +
+                     "; give each its own file");
+  }
+}
+
 void PrintPoolTotals(size_t instructions) {
   std::printf("\n%zu instructions", instructions);
   std::vector<std::string> seen;
@@ -390,6 +404,18 @@ int main(int argc, char** argv) {
         return "";
       },
       "N>=1");
+  // CLI11's own range check would print the whole double range; name what a rank is instead.
+  const CLI::Validator rank_number(
+      [](std::string& v) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || n < 0 || n > INT_MAX || errno == ERANGE)
+          return "must be a rank: an integer from 0 to " + std::to_string(INT_MAX) + ", got '" + v +
+                 "'";
+        return "";
+      },
+      "N>=0");
   auto* iters_opt =
       app.add_option("--iters,-n", iters, "the workload's size (see WORKLOADS; default: its own)")
           ->check(at_least_one)
@@ -422,7 +448,7 @@ int main(int argc, char** argv) {
       ->add_option("--rank", summarize_rank,
                    "of a merged trace (--workload global under mpiexec): the rank whose "
                    "instructions, summary and timeline are shown (default: the first)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(rank_number)
       ->type_name("N");
   summarize->fallthrough();  // --path-lines (and misplaced workload flags, refused below)
   app.require_subcommand(0, 1);
@@ -437,6 +463,8 @@ int main(int argc, char** argv) {
 
   try {
     if (summarize->parsed()) {
+      const std::string& out_svg = summarize_svg.empty() ? svg : summarize_svg;
+      RefuseSameFile(trace_path, "the trace to read", out_svg, "--svg");
       for (CLI::Option* o : {workload_opt, device_opt, iters_opt, chrome_opt}) {
         if (o->count() > 0) {
           std::fprintf(stderr, "ofl_vm_trace: %s applies to a workload run, not to summarize\n",
@@ -447,6 +475,7 @@ int main(int argc, char** argv) {
       return Summarize(trace_path, summarize_svg.empty() ? svg : summarize_svg, table,
                        max_path_lines, summarize_rank);
     }
+    RefuseSameFile(chrome, "--chrome", svg, "--svg");
     return RunWorkload(workload, device, iters, chrome, svg, table, max_path_lines);
   } catch (const TraceError& e) {
     std::fflush(stdout);
