@@ -30,6 +30,9 @@ struct BackendTable {
   std::mutex mu;
   std::array<std::atomic<DeviceBackend*>, kMaxDeviceTypes> by_type{};
   std::vector<std::shared_ptr<DeviceBackend>> keep;  // every backend ever registered
+  // Set by the first GetBackend of a type (the VM making a pool or stream, a transfer): from then
+  // on devices of the type hold the backend's memory and streams, so it can no longer be replaced.
+  std::array<std::atomic<bool>, kMaxDeviceTypes> used{};
 };
 
 BackendTable& Table() {
@@ -46,6 +49,22 @@ BackendTable& Table() {
 void Install(DeviceType type, std::shared_ptr<DeviceBackend> backend) {
   BackendTable& t = Table();
   std::lock_guard<std::mutex> lock(t.mu);
+  t.by_type[static_cast<int>(type)].store(backend.get(), std::memory_order_release);
+  t.keep.push_back(std::move(backend));
+}
+
+// A program's own backend, refused once a device of its type was used (under the table's lock,
+// so that a first use racing with the registration sees either the old backend or the new one).
+void InstallUnused(const std::string& name, DeviceType type,
+                   std::shared_ptr<DeviceBackend> backend) {
+  BackendTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (t.used[static_cast<int>(type)].load(std::memory_order_acquire)) {
+    throw InvalidArgument("register_device_backend: device type '" + name +
+                          "' is in use already (its devices hold memory and streams of the backend "
+                          "registered before); register a backend before the first use of its "
+                          "devices");
+  }
   t.by_type[static_cast<int>(type)].store(backend.get(), std::memory_order_release);
   t.keep.push_back(std::move(backend));
 }
@@ -80,6 +99,14 @@ DeviceBackend* TryGetBackend(DeviceType type) {
 
 DeviceBackend* GetBackend(DeviceType type) {
   DeviceBackend* b = TryGetBackend(type);
+  if (b != nullptr) {
+    std::atomic<bool>& used = Table().used[static_cast<int>(type)];
+    if (!used.load(std::memory_order_relaxed)) {
+      std::lock_guard<std::mutex> lock(Table().mu);
+      b = Table().by_type[static_cast<int>(type)].load(std::memory_order_acquire);
+      used.store(true, std::memory_order_release);
+    }
+  }
   if (b == nullptr) {
     if (type == DeviceType::kCUDA) {
       throw DeviceError(
@@ -91,6 +118,22 @@ DeviceBackend* GetBackend(DeviceType type) {
                       "with ofl::register_device_backend)");
   }
   return b;
+}
+
+std::string BackendTypeNames() {
+  // The built-in types without making their backends (a program that never names cuda never
+  // calls the CUDA runtime), then the program's own.
+  std::string out = "cpu, sim";
+#ifdef OFL_WITH_CUDA
+  out += ", cuda";
+#endif
+  for (int v = static_cast<int>(DeviceType::kSim) + 1; v < kMaxDeviceTypes; ++v) {
+    const DeviceType type = static_cast<DeviceType>(v);
+    if (!detail::IsRegisteredDeviceType(type)) break;
+    if (Table().by_type[v].load(std::memory_order_acquire) != nullptr)
+      out += ", " + to_string(type);
+  }
+  return out;
 }
 
 }  // namespace kernels
@@ -129,13 +172,13 @@ void register_device_backend(const std::string& type, std::shared_ptr<DeviceBack
     throw InvalidArgument("register_device_backend: the backend for device type '" + type +
                           "' is null");
   }
-  if (type == "cpu") {
-    throw InvalidArgument(
-        "register_device_backend: the cpu backend is built in and cannot be "
-        "replaced");
+  if (type == "cpu" || type == "sim" || type == "cuda") {
+    throw InvalidArgument("register_device_backend: the " + type +
+                          " backend is built in and cannot be replaced; register your backend "
+                          "under a name of its own");
   }
   const DeviceType t = detail::RegisterDeviceTypeName(type);
-  kernels::Install(t, std::move(backend));
+  kernels::InstallUnused(type, t, std::move(backend));
 }
 
 void register_kernel(const std::string& op, const std::string& device_type, KernelFn fn) {
@@ -145,7 +188,18 @@ void register_kernel(const std::string& op, const std::string& device_type, Kern
   }
   if (op.empty()) throw InvalidArgument("register_kernel: the op name is empty");
   DeviceType t;
-  if (!find_device_type(device_type, &t)) t = detail::RegisterDeviceTypeName(device_type);
+  if (!find_device_type(device_type, &t) || kernels::TryGetBackend(t) == nullptr) {
+    throw InvalidArgument("register_kernel: device type '" + device_type +
+                          "' has no backend; register it with register_device_backend first" +
+                          " (device types with a backend: " + kernels::BackendTypeNames() + ")");
+  }
+  const std::vector<std::string> ops = kernels::KnownOps();
+  if (std::find(ops.begin(), ops.end(), op) == ops.end()) {
+    std::string known;
+    for (const std::string& o : ops) known += (known.empty() ? "" : ", ") + o;
+    throw InvalidArgument("register_kernel: there is no op named '" + op + "' (ops: " + known +
+                          ")");
+  }
   kernels::RegisterKernel(op, t, fn);
 }
 

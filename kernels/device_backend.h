@@ -3,6 +3,8 @@
 // nobody else pays for it, and a program may add its own types with register_device_backend.
 #pragma once
 
+#include <string>
+
 #include "oneflow_lite/device.h"
 #include "oneflow_lite/extension.h"
 
@@ -13,5 +15,7 @@ namespace ofl::kernels {
 DeviceBackend* GetBackend(DeviceType type);
 // nullptr instead of throwing.
 DeviceBackend* TryGetBackend(DeviceType type);
+// The device types that have a backend, "cpu, sim, mydev", for error messages.
+std::string BackendTypeNames();
 
 }  // namespace ofl::kernels

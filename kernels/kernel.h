@@ -25,6 +25,9 @@ KernelFn FindKernel(const std::string& op, DeviceType device_type);
 // Returns nullptr instead of throwing.
 KernelFn TryFindKernel(const std::string& op, DeviceType device_type);
 void RegisterKernel(const std::string& op, DeviceType device_type, KernelFn fn);
+// The ops that have a kernel on some device type (the built-in ones always), sorted: the names
+// register_kernel accepts.
+std::vector<std::string> KnownOps();
 // For the library's own kernels, registered lazily (on the first look-up, or the first use of the
 // device type): keeps a kernel a program registered before for the same op and type.
 void RegisterBuiltinKernel(const std::string& op, DeviceType device_type, KernelFn fn);

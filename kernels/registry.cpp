@@ -2,7 +2,9 @@
 #include <map>
 #include <mutex>
 #include <shared_mutex>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/kernel.h"
@@ -61,6 +63,16 @@ bool IsBuiltinKernel(KernelFn fn) {
     if (builtin_fns[i].load(std::memory_order_relaxed) == fn) return true;
   }
   return false;
+}
+
+std::vector<std::string> KnownOps() {
+  Registry& reg = GetRegistry();
+  std::shared_lock lock(reg.mu);
+  std::vector<std::string> ops;
+  for (const auto& [key, fn] : reg.kernels) {
+    if (ops.empty() || ops.back() != key.first) ops.push_back(key.first);
+  }
+  return ops;
 }
 
 KernelFn TryFindKernel(const std::string& op, DeviceType device_type) {

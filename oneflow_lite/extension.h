@@ -104,8 +104,9 @@ class DeviceBackend {
 };
 
 // Registers (or replaces, before any device of the type was used) the backend of a device type.
-// `type` is a lower-case identifier ("mydev"); "cpu" cannot be replaced. Throws InvalidArgument for
-// a bad name or a null backend.
+// `type` is a lower-case identifier ("mydev"). Throws InvalidArgument for a bad name, a null
+// backend, a built-in type ("cpu", "sim", "cuda": register yours under a name of its own) and a
+// type whose devices were used already (they hold memory and streams of the earlier backend).
 void register_device_backend(const std::string& type, std::shared_ptr<DeviceBackend> backend);
 
 // One operand as a kernel sees it.
@@ -127,8 +128,10 @@ struct KernelContext {
 using KernelFn = void (*)(const KernelContext&);
 
 // Registers `fn` for `op` on `device_type` (a built-in type or one given to
-// register_device_backend). A later registration replaces an earlier one. An op call on a device
-// type with no kernel for it throws InvalidArgument naming the op and the device type.
+// register_device_backend before). A later registration replaces an earlier one. Throws
+// InvalidArgument for a null kernel, a device type without a backend, and an op the library does
+// not have ("copy", "repeat", "reduce_sum_to", "empty"). An op call on a device type with no
+// kernel for it throws InvalidArgument naming the op and the device type.
 void register_kernel(const std::string& op, const std::string& device_type, KernelFn fn);
 
 // Kernel contracts (every dtype; strides in elements; the output is never aliased with an input):

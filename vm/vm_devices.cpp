@@ -38,9 +38,14 @@ CachingAllocator* VirtualMachine::GetAllocator(const Device& device) {
       }
       if (device.index() >= count) {
         pools_.erase(device.str());
-        throw DeviceError(device.str() + ": no such device: device type " +
-                          to_string(device.type()) + " has " + std::to_string(count) +
-                          " device(s) on this machine (valid indices 0.." +
+        const std::string type = to_string(device.type());
+        if (count <= 0) {
+          throw DeviceError(device.str() + ": no such device: device type " + type +
+                            " has no device on this machine (its backend's device_count() " +
+                            "returned " + std::to_string(count) + ")");
+        }
+        throw DeviceError(device.str() + ": no such device: device type " + type + " has " +
+                          std::to_string(count) + " device(s) on this machine (valid indices 0.." +
                           std::to_string(count - 1) + ")");
       }
       memory = std::make_unique<DeviceMemoryBackend>(backend, device.index());

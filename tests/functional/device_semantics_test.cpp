@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "functional_test_util.h"
+#include "host_memory_backend.h"
 #include "kernels/sim/sim_backend.h"
 #include "sim_gate.h"
 #include "vm/instructions_builder.h"
@@ -304,25 +305,6 @@ TEST(ShutdownTest, ShutdownWithWorkInFlightDrainsJoinsAndRefusesLaterCalls) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(ShutdownChild(), ::testing::ExitedWithCode(0), "");
 }
-
-// A device type with a backend but no kernels: ops name the op and the type.
-class HostMemoryBackend : public DeviceBackend {
- public:
-  int device_count() override { return 1; }
-  void* allocate(int, size_t n) override { return std::aligned_alloc(256, (n + 255) / 256 * 256); }
-  void deallocate(int, void* p, size_t) override { std::free(p); }
-  NativeStream create_stream(int) override { return this; }
-  void destroy_stream(int, NativeStream) override {}
-  NativeEvent create_event(int) override { return this; }
-  void destroy_event(int, NativeEvent) override {}
-  void record_event(NativeEvent, NativeStream) override {}
-  bool query_event(NativeEvent) override { return true; }
-  void synchronize_event(NativeEvent) override {}
-  void stream_wait_event(NativeStream, NativeEvent) override {}
-  void copy_async(void* d, const void* s, size_t n, CopyKind, NativeStream) override {
-    std::memcpy(d, s, n);
-  }
-};
 
 TEST(DeviceBackendRegistryTest, AnOpWithoutAKernelNamesTheOpAndTheDeviceType) {
   register_device_backend("nokernels", std::make_shared<HostMemoryBackend>());
