@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -25,6 +26,8 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <spdlog/spdlog.h>
 
 #include "oneflow_lite/error.h"
 
@@ -58,27 +61,39 @@ const char* KindName(CopyKind kind) {
   return "unknown CopyKind";
 }
 
-// The value of environment variable `name` when it is a whole decimal number in [lo, hi].
-bool EnvInt(const char* name, long long lo, long long hi, long long* out) {
+// The value of environment variable `name` when it is a whole decimal number in [lo, hi]; a set
+// value that is not adds a warning (when `warnings` is given) and leaves *out as it was.
+bool EnvInt(const char* name, long long lo, long long hi, const std::string& fallback,
+            std::vector<std::string>* warnings, long long* out) {
   const char* s = std::getenv(name);
   if (s == nullptr || *s == '\0') return false;
   errno = 0;
   char* end = nullptr;
   const long long v = std::strtoll(s, &end, 10);
-  if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
+  if (errno != 0 || *end != '\0' || v < lo || v > hi) {
+    if (warnings != nullptr) {
+      warnings->push_back(std::string(name) + "='" + s + "' is not valid: need an integer from " +
+                          std::to_string(lo) + " to " + std::to_string(hi) + "; using " + fallback +
+                          " instead");
+    }
+    return false;
+  }
   *out = v;
   return true;
 }
 
 }  // namespace
 
-SimConfig SimConfigFromEnv() {
+SimConfig SimConfigFromEnv(std::vector<std::string>* warnings) {
   SimConfig c;
   long long v = 0;
-  if (EnvInt("OFL_SIM_SEED", LLONG_MIN, LLONG_MAX, &v)) c.seed = static_cast<uint64_t>(v);
+  if (EnvInt("OFL_SIM_SEED", LLONG_MIN, LLONG_MAX, std::to_string(c.seed), warnings, &v))
+    c.seed = static_cast<uint64_t>(v);
   // Up to 1 TiB per device: only address space is reserved, pages are committed on first touch.
-  if (EnvInt("OFL_SIM_MEMORY_MB", 0, 1 << 20, &v)) c.capacity_bytes = static_cast<size_t>(v) << 20;
-  if (EnvInt("OFL_SIM_MAX_DELAY_US", 0, INT_MAX, &v)) c.max_delay_us = static_cast<int>(v);
+  if (EnvInt("OFL_SIM_MEMORY_MB", 1, 1 << 20, std::to_string(c.capacity_bytes >> 20), warnings, &v))
+    c.capacity_bytes = static_cast<size_t>(v) << 20;
+  if (EnvInt("OFL_SIM_MAX_DELAY_US", 0, INT_MAX, std::to_string(c.max_delay_us), warnings, &v))
+    c.max_delay_us = static_cast<int>(v);
   return c;
 }
 
@@ -179,7 +194,21 @@ SimBackend::~SimBackend() {
 
 SimBackend& SimBackend::Instance() {
   // Never destroyed: VM workers and stream threads may still use it while statics are destroyed.
-  static SimBackend* instance = new SimBackend(SimConfigFromEnv());
+  static SimBackend* instance = [] {
+    std::vector<std::string> warnings;
+    auto* sim = new SimBackend(SimConfigFromEnv(&warnings));
+    // The runtime's logger when the VM made it already (it usually has: the sim is made for the
+    // VM's first sim stream or pool), stderr otherwise.
+    const std::shared_ptr<spdlog::logger> log = spdlog::get("oneflow_lite");
+    for (const std::string& w : warnings) {
+      if (log) {
+        log->warn("{}", w);
+      } else {
+        std::fprintf(stderr, "[ofl] [warning] %s\n", w.c_str());
+      }
+    }
+    return sim;
+  }();
   return *instance;
 }
 
@@ -332,6 +361,21 @@ void* SimBackend::allocate(int index, size_t bytes) {
     return d.none_base.load(std::memory_order_relaxed) + offset;
   }
   return nullptr;
+}
+
+std::string SimBackend::memory_info(int index) {
+  DeviceState& d = CheckIndex(index, "memory_info");
+  size_t free = 0, largest = 0;
+  {
+    std::lock_guard<std::mutex> lock(d.mu);
+    for (const auto& [offset, size] : d.free_blocks) {
+      free += size;
+      largest = std::max(largest, size);
+    }
+  }
+  if (d.none_base.load(std::memory_order_acquire) == nullptr) free = largest = d.capacity;
+  return "device capacity " + std::to_string(d.capacity) + " bytes (OFL_SIM_MEMORY_MB), " +
+         std::to_string(free) + " free, largest free range " + std::to_string(largest);
 }
 
 void SimBackend::deallocate(int index, void* ptr, size_t bytes) {

@@ -30,10 +30,11 @@ struct SimConfig {
   int stall_us = 2000;
 };
 
-// The defaults, overridden by OFL_SIM_SEED, OFL_SIM_MEMORY_MB (capacity per device) and
-// OFL_SIM_MAX_DELAY_US (0: no delays and no stalls). A value that is not a whole number in range
-// is ignored.
-SimConfig SimConfigFromEnv();
+// The defaults, overridden by OFL_SIM_SEED, OFL_SIM_MEMORY_MB (capacity per device, 1 to 1048576)
+// and OFL_SIM_MAX_DELAY_US (0: no delays and no stalls). A value that is not a whole number in
+// range keeps the default and adds a warning naming the variable, the value and the default to
+// `warnings` (when given).
+SimConfig SimConfigFromEnv(std::vector<std::string>* warnings = nullptr);
 
 class SimBackend final : public ofl::DeviceBackend {
  public:
@@ -74,6 +75,9 @@ class SimBackend final : public ofl::DeviceBackend {
   // Device pointers must lie in a live allocation and match `kind`, else InvalidArgument.
   void copy_async(void* dst, const void* src, size_t bytes, ofl::CopyKind kind,
                   ofl::NativeStream stream) override;
+  // "capacity 1048576 bytes (OFL_SIM_MEMORY_MB), 524288 free, largest free range 524288": what an
+  // out-of-memory message adds about the device itself.
+  std::string memory_info(int index) override;
   bool synchronous() const override { return false; }
   bool host_accessible() const override { return false; }
 

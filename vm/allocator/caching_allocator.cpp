@@ -312,11 +312,17 @@ struct CachingAllocator::Impl {
   // A block covering a fresh segment big enough for `size`; throws OutOfMemory when neither the
   // backend nor the limit allows one, even after the cache is emptied.
   Block* Grow(size_t bytes, size_t size, PoolKind kind) {
-    const size_t seg_size = kind == kSmallPool ? kSmallSegment : RoundUp(size, kLargeRound);
+    size_t seg_size = kind == kSmallPool ? kSmallSegment : RoundUp(size, kLargeRound);
     auto seg = std::make_unique<Segment>();
     char* base = Reserve(seg_size);
     if (base == nullptr) {
       ReleaseCachedSegments();
+      base = Reserve(seg_size);
+    }
+    if (base == nullptr && seg_size > size) {
+      // A device (or a limit) smaller than the usual segment still serves what fits: a segment
+      // of just the block's size.
+      seg_size = size;
       base = Reserve(seg_size);
     }
     if (base == nullptr) ThrowOutOfMemory(bytes);
