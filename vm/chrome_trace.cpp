@@ -228,4 +228,14 @@ void WriteChromeTrace(const std::string& path, const TraceSession& session) {
   }
 }
 
+std::string PerRankTracePath(const std::string& path, int rank, int world) {
+  if (world <= 1) return path;
+  const size_t slash = path.find_last_of('/');
+  const size_t name_at = slash == std::string::npos ? 0 : slash + 1;
+  size_t dot = path.find_last_of('.');
+  // No extension: a dot in a folder name, or a name that only starts with a dot (".trace").
+  if (dot == std::string::npos || dot <= name_at) dot = path.size();
+  return path.substr(0, dot) + ".rank" + std::to_string(rank) + path.substr(dot);
+}
+
 }  // namespace ofl::vm

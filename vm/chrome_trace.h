@@ -24,4 +24,9 @@ std::string ToChromeTraceJson(const TraceSession& session);
 // system's reason) when the file cannot be written.
 void WriteChromeTrace(const std::string& path, const TraceSession& session);
 
+// Where a process that is rank `rank` of `world` writes its OFL_TRACE file: `path` itself for one
+// process, otherwise with ".rank<N>" before the file name's extension ("out.json" ->
+// "out.rank1.json", "trace" -> "trace.rank1"), so that the ranks of an MPI job never share a file.
+std::string PerRankTracePath(const std::string& path, int rank, int world);
+
 }  // namespace ofl::vm

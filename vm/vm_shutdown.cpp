@@ -1,6 +1,9 @@
 // The VirtualMachine's end: the exit hook (drain, then write the OFL_TRACE file) and Shutdown.
 #include <chrono>
+#include <cstdlib>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "kernels/collective/collectives.h"
 #include "vm/chrome_trace.h"
@@ -9,14 +12,37 @@
 
 namespace ofl::vm {
 
+namespace {
+// This process's rank and the number of ranks: the process group's once init_distributed ran,
+// else what mpiexec tells every process it starts (Open MPI's variables, then MPICH's), so that
+// ranks that never called init_distributed still write files of their own.
+std::pair<int, int> RankAndWorld() {
+  if (kernels::collective::WorldSize() > 1) {
+    return {kernels::collective::WorldRank(), kernels::collective::WorldSize()};
+  }
+  const std::pair<const char*, const char*> vars[] = {
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, {"PMI_RANK", "PMI_SIZE"}};
+  for (const auto& [rank_var, size_var] : vars) {
+    const char* rank = std::getenv(rank_var);
+    const char* size = std::getenv(size_var);
+    if (rank == nullptr || size == nullptr) continue;
+    const int r = std::atoi(rank), n = std::atoi(size);
+    if (r >= 0 && r < n && n > 1) return {r, n};
+  }
+  return {0, 1};
+}
+}  // namespace
+
 void VirtualMachine::AtExit() {
   VirtualMachine& vm = Get();
   vm.Shutdown();
   if (vm.trace_path_.empty() || !vm.tracing()) return;
+  const auto [rank, world] = RankAndWorld();
+  const std::string path = PerRankTracePath(vm.trace_path_, rank, world);
   try {
     const TraceSession session = vm.StopTraceSession();
-    WriteChromeTrace(vm.trace_path_, session);
-    Logger().info("trace: wrote {} instruction(s) to {}", session.records.size(), vm.trace_path_);
+    WriteChromeTrace(path, session);
+    Logger().info("trace: wrote {} instruction(s) to {}", session.records.size(), path);
   } catch (const std::exception& e) {
     Logger().error("OFL_TRACE: {}", e.what());
   }
