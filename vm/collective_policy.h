@@ -3,10 +3,24 @@
 // the one collective stream per process runs collectives in issue order, which is the same order
 // on every rank because every rank issues the same program.
 //
-// A collective never skips: when an input is poisoned (its producer failed on this rank) it still
-// takes part, sending whatever its buffer holds, and then poisons its outputs with that error, so
-// the other ranks are not left waiting for a rank that dropped out. For the same reason a hang
-// report never cancels a queued collective: it still runs when its turn comes.
+// A collective never skips on one rank alone: the other ranks would pair their next collective
+// with this one. Whatever fails locally — an input poisoned (its producer failed on this rank), an
+// output that cannot be allocated (Prepare's OutOfMemory is caught and kept) — the instruction
+// still runs, and begins with an agreement: every member of the rank list contributes one int,
+// its status (0, or why it cannot take part), in one 4-byte all-gather (coll::GatherStatus).
+// When every status is 0 the data moves; otherwise no rank moves data (so no rank needs memory
+// it could not get: no scratch buffer, on the host or on a GPU), and every rank's outputs are
+// poisoned: the failing rank with its own error (its OutOfMemory, or its input's error), the
+// others with an error of the same kind naming the failing rank and the cause. So the error
+// reaches every rank's next wait, and the ranks stay in step for the next collective.
+// The price is one small exchange per collective, failures or not: nothing can know without an
+// exchange whether another rank failed. It is latency-bound (a few microseconds between processes
+// of one node), small beside a boxing's data movement and the instruction around it. A collective
+// on a GPU stream (NCCL) makes it over MPI on the host, on a communicator of its own per device
+// (the channel), so it never interleaves with the host collective stream's MPI calls; it makes
+// that stream's worker wait for the other ranks to reach the collective before it enqueues it.
+// For the same reason a hang report never cancels a queued collective: it still runs when its
+// turn comes.
 #pragma once
 
 #include <functional>
@@ -33,6 +47,9 @@ class CollectivePolicy final : public InstructionPolicy {
                    std::vector<BlobArg> inputs, std::vector<BlobArg> outputs, Run run);
   const char* policy_name() const override { return "Collective"; }
   const std::string& op_name() const override { return op_name_; }
+  // Allocates the outputs; a failure is kept for Compute (which tells the other ranks) instead of
+  // thrown, so the collective still runs.
+  void Prepare(Instruction* instr) override;
   void Compute(Instruction* instr) override;
   bool RunsOnPoisonedInputs() const override { return true; }
   bool Abandonable() const override { return false; }
@@ -43,6 +60,10 @@ class CollectivePolicy final : public InstructionPolicy {
   kernels::collective::CollectiveId id_;
   std::vector<BlobArg> inputs_, outputs_;
   Run run_;
+  // Set by Prepare, read by Compute (the worker, one after the other).
+  bool prepare_failed_ = false;
+  ErrorKind prepare_kind_ = ErrorKind::kGeneric;
+  std::string prepare_what_;
 };
 
 }  // namespace ofl::vm

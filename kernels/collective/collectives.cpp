@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "kernels/collective/rank_list.h"
 #include "kernels/collective/watchdog.h"
 #include "oneflow_lite/error.h"
+#include "vm/log.h"
 
 namespace ofl::kernels::collective {
 namespace {
@@ -41,7 +43,17 @@ struct State {
   std::atomic<bool> finalized{false};
   std::atomic<int> rank{0};
   std::atomic<int> size{1};
+  // OFL_CHECK_COLLECTIVES: -1 until first asked (then this process's own setting), 0 or 1; made
+  // world-wide by InitProcessGroup.
+  std::atomic<int> checks{-1};
+  // Set while FinalizeProcessGroup tears down (its own MPI_Comm_delete_attr and MPI_Finalize run
+  // the finalize callback, which must then do nothing), and when the program's MPI_Finalize did.
+  std::atomic<bool> tearing_down{false};
+  std::atomic<bool> finalized_by_program{false};
+  std::function<void()> before_finalize;  // under mu
 #ifdef OFL_WITH_MPI
+  int self_keyval = MPI_KEYVAL_INVALID;  // the attribute on MPI_COMM_SELF that hooks MPI_Finalize
+  bool self_attr_set = false;
   bool own_mpi = false;          // InitProcessGroup called MPI_Init_thread, so it finalises MPI
   bool serialize_calls = false;  // MPI gave MPI_THREAD_SERIALIZED only: one MPI call at a time
   std::mutex call_mu;
@@ -83,7 +95,10 @@ struct Call {
 int CheckPlacement(const Call& call) {
   State& s = GetState();
   if (s.finalized) {
-    throw Error(call.Describe() + ": the process group was finalized (ofl::shutdown)");
+    throw Error(call.Describe() +
+                (s.finalized_by_program
+                     ? ": the process group was finalized by the program's MPI_Finalize"
+                     : ": the process group was finalized (ofl::shutdown)"));
   }
   if (element_size(call.dtype) == 0) throw InvalidArgument(call.Describe() + ": unknown dtype");
   const int world = s.size;
@@ -215,16 +230,21 @@ std::vector<int> Displacements(const std::vector<int64_t>& counts) {
 }
 
 // The communicator of a placement: its ranks in list order, so a rank's index is its rank there.
-MPI_Comm GetComm(const Call& call) {
+// Channel 0 is the data collectives'; another channel gets a communicator of its own over the same
+// ranks (GatherStatus).
+MPI_Comm GetComm(const Call& call, int channel = 0) {
   State& s = GetState();
   const std::vector<int>& ranks = call.ranks;
-  bool world = static_cast<int>(ranks.size()) == s.size;
+  bool world = channel == 0 && static_cast<int>(ranks.size()) == s.size;
   for (size_t i = 0; world && i < ranks.size(); ++i) world = ranks[i] == static_cast<int>(i);
   if (world) return MPI_COMM_WORLD;
+  std::vector<int> key;
+  if (channel != 0) key.push_back(-1 - channel);  // never a rank
+  key.insert(key.end(), ranks.begin(), ranks.end());
   std::shared_ptr<CommEntry> entry;
   {
     std::lock_guard<std::mutex> lock(s.mu);
-    std::shared_ptr<CommEntry>& slot = s.comms[ranks];
+    std::shared_ptr<CommEntry>& slot = s.comms[key];
     if (!slot) slot = std::make_shared<CommEntry>();
     entry = slot;
   }
@@ -239,7 +259,7 @@ MPI_Comm GetComm(const Call& call) {
     CheckMpi(rc, "MPI_Group_incl", &call);
     // Only the members take part (MPI-3). The tag tells apart creations that threads run at the
     // same time; every member derives the same one from the list.
-    uint32_t tag = 17;
+    uint32_t tag = 17 + static_cast<uint32_t>(channel) * 7919;
     for (int r : ranks) tag = tag * 31 + static_cast<uint32_t>(r);
     MPI_Comm comm = MPI_COMM_NULL;
     const int create_rc =
@@ -261,6 +281,109 @@ bool BuiltWithMpi() {
 #else
   return false;
 #endif
+}
+
+namespace {
+
+bool LocalChecksSetting() {
+  const char* v = std::getenv("OFL_CHECK_COLLECTIVES");
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}
+
+// The teardown of FinalizeProcessGroup, under s.mu. `by_shutdown`: called by FinalizeProcessGroup
+// (it also removes the MPI_Finalize hook and, when InitProcessGroup initialised MPI, finalises it);
+// else by the program's MPI_Finalize, inside it.
+void TearDownLocked(bool by_shutdown) {
+  State& s = GetState();
+  s.tearing_down = true;
+#ifdef OFL_WITH_MPI
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) {  // best effort: ofl::shutdown does not throw
+    StopWatchdog();
+    FinalizeNccl();  // its communicators before MPI, which handed them their ids
+    for (auto& entry : s.comms) {
+      if (entry.second->comm != MPI_COMM_NULL) MPI_Comm_free(&entry.second->comm);
+    }
+    if (s.float16_sum != MPI_OP_NULL) MPI_Op_free(&s.float16_sum);
+    if (s.bfloat16_sum != MPI_OP_NULL) MPI_Op_free(&s.bfloat16_sum);
+    // The program's MPI_Finalize must not call back into a group that is gone (inside that
+    // MPI_Finalize the attribute is being deleted already).
+    if (s.self_attr_set && by_shutdown) MPI_Comm_delete_attr(MPI_COMM_SELF, s.self_keyval);
+    s.self_attr_set = false;
+    if (s.own_mpi && by_shutdown) MPI_Finalize();
+  }
+  s.comms.clear();
+  s.float16_sum = s.bfloat16_sum = MPI_OP_NULL;
+  s.own_mpi = false;
+#endif
+  (void)by_shutdown;
+  s.initialized = false;
+  s.finalized = true;
+}
+
+#ifdef OFL_WITH_MPI
+// MPI_Finalize deletes MPI_COMM_SELF's attributes before anything else, with every MPI function
+// still usable: the last moment to let the collectives issued so far run and to stop the watchdog
+// thread, whose next MPI_Iprobe after MPI_Finalize would abort the job.
+int OnMpiFinalize(MPI_Comm /*comm*/, int /*keyval*/, void* /*attr*/, void* /*extra*/) {
+  State& s = GetState();
+  if (s.tearing_down || s.finalized) return MPI_SUCCESS;  // FinalizeProcessGroup's own delete
+  std::function<void()> hook;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    hook = s.before_finalize;
+  }
+  if (hook) {
+    try {
+      hook();
+    } catch (const std::exception& e) {
+      vm::Logger().warn("MPI_Finalize: waiting for the runtime's collectives failed: {}", e.what());
+    }
+  }
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.finalized) return MPI_SUCCESS;
+  s.finalized_by_program = true;
+  TearDownLocked(false);
+  return MPI_SUCCESS;
+}
+#endif
+
+}  // namespace
+
+void SetBeforeMpiFinalizeHook(std::function<void()> hook) {
+  State& s = GetState();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.before_finalize = std::move(hook);
+}
+
+bool CollectiveChecksEnabled() {
+  State& s = GetState();
+  int v = s.checks.load(std::memory_order_acquire);
+  if (v < 0) {
+    int unset = -1;
+    v = LocalChecksSetting() ? 1 : 0;
+    if (!s.checks.compare_exchange_strong(unset, v)) v = unset;
+  }
+  return v == 1;
+}
+
+CollectiveChecksSetting AgreeOnCollectiveChecks(const std::vector<int>& per_rank) {
+  CollectiveChecksSetting out;
+  std::vector<int> on, off;
+  for (size_t r = 0; r < per_rank.size(); ++r) {
+    (per_rank[r] ? on : off).push_back(static_cast<int>(r));
+  }
+  out.on = !on.empty();
+  if (!on.empty() && !off.empty()) {
+    out.warning = "OFL_CHECK_COLLECTIVES is on for rank(s) " + Join(on) + " but not for rank(s) " +
+                  Join(off) +
+                  ": collective checks are on for every rank (they are a world-wide exchange; "
+                  "set the variable alike on every rank, e.g. mpiexec -x OFL_CHECK_COLLECTIVES=1)";
+  }
+  return out;
 }
 
 void InitProcessGroup() {
@@ -303,11 +426,31 @@ void InitProcessGroup() {
   if (s.bfloat16_sum == MPI_OP_NULL) {
     CheckMpi(MPI_Op_create(&HalfSum<bfloat16>, 1, &s.bfloat16_sum), "MPI_Op_create", nullptr);
   }
+  // OFL_CHECK_COLLECTIVES adds an exchange to every collective: a rank without it would pair its
+  // next collective with another rank's check. Every rank takes the same decision.
+  const int mine = LocalChecksSetting() ? 1 : 0;
+  std::vector<int> all(static_cast<size_t>(size), mine);
+  if (size > 1) {
+    CheckMpi(MPI_Allgather(&mine, 1, MPI_INT, all.data(), 1, MPI_INT, MPI_COMM_WORLD),
+             "MPI_Allgather (OFL_CHECK_COLLECTIVES)", nullptr);
+  }
+  const CollectiveChecksSetting checks = AgreeOnCollectiveChecks(all);
+  s.checks = checks.on ? 1 : 0;
+  if (!checks.warning.empty()) vm::Logger().warn("rank {}: {}", rank, checks.warning);
+  // The hook into the program's MPI_Finalize (see collectives.h).
+  if (s.self_keyval == MPI_KEYVAL_INVALID) {
+    CheckMpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &OnMpiFinalize, &s.self_keyval, nullptr),
+             "MPI_Comm_create_keyval", nullptr);
+  }
+  CheckMpi(MPI_Comm_set_attr(MPI_COMM_SELF, s.self_keyval, nullptr), "MPI_Comm_set_attr", nullptr);
+  s.self_attr_set = true;
   s.rank = rank;
   s.size = size;
   StartWatchdog();
 #endif
   // Without MPI (or when the program keeps MPI alive) the group may start again after a finalize.
+  s.tearing_down = false;
+  s.finalized_by_program = false;
   s.finalized = false;
   s.initialized = true;
 }
@@ -320,27 +463,24 @@ void FinalizeProcessGroup() {
   State& s = GetState();
   std::lock_guard<std::mutex> lock(s.mu);
   if (s.finalized) return;
+  TearDownLocked(true);
+}
+
+std::vector<int> GatherStatus(int status, const std::vector<int>& ranks, int channel) {
+  Call call{"GatherStatus", ranks, DType::kInt32, 1};
+  const int me = CheckPlacement(call);
+  std::vector<int> all(ranks.size(), 0);
+  all[me] = status;
+  if (ranks.size() == 1) return all;
 #ifdef OFL_WITH_MPI
-  int initialized = 0;
-  int finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  if (initialized && !finalized) {  // best effort: ofl::shutdown does not throw
-    StopWatchdog();
-    FinalizeNccl();  // its communicators before MPI, which handed them their ids
-    for (auto& entry : s.comms) {
-      if (entry.second->comm != MPI_COMM_NULL) MPI_Comm_free(&entry.second->comm);
-    }
-    if (s.float16_sum != MPI_OP_NULL) MPI_Op_free(&s.float16_sum);
-    if (s.bfloat16_sum != MPI_OP_NULL) MPI_Op_free(&s.bfloat16_sum);
-    if (s.own_mpi) MPI_Finalize();
-  }
-  s.comms.clear();
-  s.float16_sum = s.bfloat16_sum = MPI_OP_NULL;
-  s.own_mpi = false;
+  const MPI_Comm comm = GetComm(call, channel);
+  std::unique_lock<std::mutex> lock = SerializeMpi();
+  CheckMpi(MPI_Allgather(&status, 1, MPI_INT, all.data(), 1, MPI_INT, comm), "MPI_Allgather",
+           &call);
+#else
+  (void)channel;
 #endif
-  s.initialized = false;
-  s.finalized = true;
+  return all;
 }
 
 void AllGatherV(const void* send, int64_t send_count, void* recv,

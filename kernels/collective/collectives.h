@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "oneflow_lite/dtype.h"
@@ -22,6 +24,12 @@ namespace ofl::kernels::collective {
 
 // Initialises MPI (MPI_THREAD_MULTIPLE) unless the program already did; idempotent. Without MPI
 // built in, or outside mpiexec, a no-op that leaves the world at one process.
+// With more than one process it also makes OFL_CHECK_COLLECTIVES world-wide (see
+// CollectiveChecksEnabled) and hooks MPI_Finalize: a program that calls MPI_Finalize before
+// ofl::shutdown gets, inside its MPI_Finalize (an attribute-delete callback on MPI_COMM_SELF, which
+// MPI runs before it tears anything down), the before-finalize hook (the VM lets the collectives
+// issued so far run), then the teardown of FinalizeProcessGroup without a second MPI_Finalize.
+// Collectives afterwards throw Error naming the program's MPI_Finalize.
 void InitProcessGroup();
 bool ProcessGroupInitialized();
 // This process's world rank and the world size: 0 and 1 before InitProcessGroup or without MPI.
@@ -32,6 +40,30 @@ int WorldSize();
 void FinalizeProcessGroup();
 // Whether the library was built with MPI (false: one-process world).
 bool BuiltWithMpi();
+
+// Run inside the program's MPI_Finalize before the process group is torn down (see
+// InitProcessGroup); set once by the layer that issues collectives (vm/collective_policy.cpp).
+void SetBeforeMpiFinalizeHook(std::function<void()> hook);
+
+// Whether collectives are checked for order and fingerprint (OFL_CHECK_COLLECTIVES). Before
+// InitProcessGroup (and in a one-process world) it is this process's own setting; InitProcessGroup
+// makes it the same on every rank: on when any rank has it on.
+bool CollectiveChecksEnabled();
+// The world-wide decision from every rank's own setting (per_rank[r]: rank r has it on): `on` for
+// every rank, and a warning (the same on every rank; empty when all agree) naming the ranks that
+// set it and those that did not.
+struct CollectiveChecksSetting {
+  bool on = false;
+  std::string warning;
+};
+CollectiveChecksSetting AgreeOnCollectiveChecks(const std::vector<int>& per_rank);
+
+// Every member of `ranks` passes a status (0: it can take part in the collective that follows;
+// any other value a code of the caller's); returns every member's status in list order, the same
+// list on every member. `channel` keeps apart threads that exchange statuses over the same ranks
+// at the same time (each stream that runs collectives uses its own): each channel has its own
+// communicator. One member: {status}, with no message.
+std::vector<int> GatherStatus(int status, const std::vector<int>& ranks, int channel);
 
 // recv (sum(counts) elements) = the concatenation over ranks of each rank's `send`
 // (counts[i] elements from ranks[i]); send_count must equal counts[my index].

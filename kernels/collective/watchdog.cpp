@@ -87,7 +87,7 @@ std::string ComposeReport(const Marked& m, int me, Clock::time_point now) {
       Seconds(now - m.since) +
       " s (the hang timeout, OFL_VM_TIMEOUT_SECONDS) and keeps waiting: a collective is "
       "never abandoned.";
-  std::vector<std::string> late;
+  std::vector<std::string> late, mismatched;
   std::vector<int> arrived, silent;
   for (int r : m.id.ranks) {
     if (r == me) continue;
@@ -97,6 +97,17 @@ std::string ComposeReport(const Marked& m, int me, Clock::time_point now) {
       continue;
     }
     const Answer& a = it->second;
+    // Inside a collective with this one's number over these ranks, but not the same collective:
+    // the two programs issued different collectives at this point, and MPI pairs them anyway.
+    if (a.active_seq == m.id.seq && a.active_ranks == m.id.ranks &&
+        a.active_fingerprint != m.id.fingerprint) {
+      mismatched.push_back("rank " + std::to_string(r) + " is inside collective #" +
+                           std::to_string(a.active_seq) + " over " + Join(a.active_ranks) + " (" +
+                           a.active_fingerprint + ") while rank " + std::to_string(me) +
+                           " is inside #" + std::to_string(m.id.seq) + " (" + m.id.fingerprint +
+                           ")");
+      continue;
+    }
     if (a.entered >= m.id.seq) {
       arrived.push_back(r);
       continue;
@@ -121,8 +132,15 @@ std::string ComposeReport(const Marked& m, int me, Clock::time_point now) {
     s += " No answer within " + Seconds(kAnswerGrace) +
          " s (stuck outside the runtime, or gone): ranks " + Join(silent) + ".";
   }
+  if (!mismatched.empty()) {
+    s += " Different collectives with the same number: ";
+    for (size_t i = 0; i < mismatched.size(); ++i) s += (i ? "; " : "") + mismatched[i];
+    s += ". The ranks' programs issued different global ops at this point (out of step); MPI may "
+         "pair them into garbage or a hang. OFL_CHECK_COLLECTIVES=1 makes this an error on every "
+         "rank.";
+  }
   if (!arrived.empty()) s += " Arrived: ranks " + Join(arrived) + ".";
-  if (late.empty() && silent.empty()) {
+  if (late.empty() && silent.empty() && mismatched.empty()) {
     s += " Every rank is inside this collective: the transfer itself is slow or stuck.";
   }
   return s;

@@ -9,7 +9,9 @@
 // their watchdog threads answer from their own marks, even while their programs are busy or
 // asleep. With the answers (or after one more second without them) it writes one report per
 // collective: the sequence number, the fingerprint, how long it has waited, the ranks that have
-// not arrived (and which collective each of them is in instead), and those that did not answer.
+// not arrived (and which collective each of them is in instead), the ranks inside a collective
+// with the same number over the same ranks but another fingerprint (programs out of step: both
+// ranks and both fingerprints are named), and those that did not answer.
 // The collective keeps waiting: a report never abandons a collective its peers may still join.
 //
 // Nothing of this costs a message while collectives run in time: marking is a mutex and a map

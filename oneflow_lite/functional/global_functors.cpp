@@ -109,13 +109,10 @@ Fingerprint MakeFingerprint(const char* kind, DType dtype, const Shape& logical,
           ", " + p.str()};
 }
 
-bool CheckCollectives() {
-  static const bool on = [] {
-    const char* v = std::getenv("OFL_CHECK_COLLECTIVES");
-    return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-  }();
-  return on;
-}
+// OFL_CHECK_COLLECTIVES, the same on every rank once init_distributed ran (see
+// coll::CollectiveChecksEnabled): the check is an exchange of its own, which a rank without it
+// would pair with its next collective.
+bool CheckCollectives() { return coll::CollectiveChecksEnabled(); }
 
 // The number of the next collective over `ranks`. Counted per rank list: every member of a list
 // issues the same collectives over it in the same order, while ranks outside it issue none.

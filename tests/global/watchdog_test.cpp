@@ -9,6 +9,10 @@
 #include <thread>
 #include <vector>
 
+#ifdef OFL_WITH_MPI
+#include <mpi.h>
+#endif
+
 #include "global_test_util.h"
 #include "kernels/collective/watchdog.h"
 #include "oneflow_lite/oneflow_lite.h"
@@ -76,6 +80,52 @@ TEST(CollectiveWatchdogTest, ARankThatStallsIsNamedByTheRanksThatWaitForIt) {
   // The collective was never abandoned: it completed when rank 1 came, on every rank.
   EXPECT_EQ(gathered.to_vector<float>(), logical);
   EXPECT_EQ(coll::WatchdogReports().size(), reports_before + (rank() == kLate ? 0 : 1));
+}
+
+// Ranks whose programs issued different collectives with the same number (a P->B all-reduce
+// against an S->B all-gather) are both inside "the" collective: the report must name the mismatch
+// (both ranks, both fingerprints), not call the transfer slow. The marks are made directly (no data
+// moves), over a rank list of their own.
+TEST(CollectiveWatchdogTest, RanksInsideDifferentCollectivesWithTheSameNumberAreNamedAsAMismatch) {
+#ifndef OFL_WITH_MPI
+  GTEST_SKIP() << "needs MPI";
+#else
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  sync();  // the runtime's collective stream is idle: the test's MPI_Barrier is alone on the world
+  const std::vector<int> ranks = {1, 0};
+  const std::string reduce = "boxing P->B (all-reduce), float32, logical (4,2,), P -> B, cpu[1, 0]";
+  const std::string gather =
+      "boxing S->B (all-gather), float32, logical (4,2,), S(0) -> B, cpu[1, 0]";
+  const size_t reports_before = coll::WatchdogReports().size();
+  std::string report;
+  if (rank() <= 1) {
+    const std::string& mine = rank() == 0 ? reduce : gather;
+    const coll::WatchedCollective watched(coll::CollectiveId{0, ranks, mine}, 0.2,
+                                          [](const std::string&) {});
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (report.empty() && std::chrono::steady_clock::now() < deadline) {
+      const std::vector<std::string> reports = coll::WatchdogReports();
+      if (reports.size() > reports_before) report = reports.back();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    // Both marks stay until both ranks have their reports (each answers the other's query).
+    MPI_Barrier(MPI_COMM_WORLD);
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);
+    return;
+  }
+  ASSERT_FALSE(report.empty()) << "no watchdog report within 5 s";
+  const int other = 1 - rank();
+  for (const std::string& piece :
+       {std::string("Different collectives with the same number: rank ") + std::to_string(other) +
+            " is inside collective #0 over [1, 0] (" + (other == 0 ? reduce : gather) +
+            ") while rank " + std::to_string(rank()) + " is inside #0 (" +
+            (rank() == 0 ? reduce : gather) + ")",
+        std::string("out of step"), std::string("OFL_CHECK_COLLECTIVES=1")}) {
+    EXPECT_NE(report.find(piece), std::string::npos) << "'" << piece << "' not in: " << report;
+  }
+  EXPECT_EQ(report.find("Every rank is inside this collective"), std::string::npos) << report;
+#endif
 }
 
 }  // namespace
