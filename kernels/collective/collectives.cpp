@@ -21,8 +21,8 @@
 #include "kernels/collective/nccl_collectives.h"
 #include "kernels/collective/rank_list.h"
 #include "kernels/collective/watchdog.h"
+#include "kernels/log_warning.h"
 #include "oneflow_lite/error.h"
-#include "vm/log.h"
 
 namespace ofl::kernels::collective {
 namespace {
@@ -340,7 +340,8 @@ int OnMpiFinalize(MPI_Comm /*comm*/, int /*keyval*/, void* /*attr*/, void* /*ext
     try {
       hook();
     } catch (const std::exception& e) {
-      vm::Logger().warn("MPI_Finalize: waiting for the runtime's collectives failed: {}", e.what());
+      LogWarning(std::string("MPI_Finalize: waiting for the runtime's collectives failed: ") +
+                 e.what());
     }
   }
   std::lock_guard<std::mutex> lock(s.mu);
@@ -436,7 +437,7 @@ void InitProcessGroup() {
   }
   const CollectiveChecksSetting checks = AgreeOnCollectiveChecks(all);
   s.checks = checks.on ? 1 : 0;
-  if (!checks.warning.empty()) vm::Logger().warn("rank {}: {}", rank, checks.warning);
+  if (!checks.warning.empty()) LogWarning("rank " + std::to_string(rank) + ": " + checks.warning);
   // The hook into the program's MPI_Finalize (see collectives.h).
   if (s.self_keyval == MPI_KEYVAL_INVALID) {
     CheckMpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &OnMpiFinalize, &s.self_keyval, nullptr),

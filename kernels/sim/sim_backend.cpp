@@ -27,8 +27,7 @@
 #include <utility>
 #include <vector>
 
-#include <spdlog/spdlog.h>
-
+#include "kernels/log_warning.h"
 #include "oneflow_lite/error.h"
 
 namespace ofl::kernels::sim {
@@ -197,16 +196,7 @@ SimBackend& SimBackend::Instance() {
   static SimBackend* instance = [] {
     std::vector<std::string> warnings;
     auto* sim = new SimBackend(SimConfigFromEnv(&warnings));
-    // The runtime's logger when the VM made it already (it usually has: the sim is made for the
-    // VM's first sim stream or pool), stderr otherwise.
-    const std::shared_ptr<spdlog::logger> log = spdlog::get("oneflow_lite");
-    for (const std::string& w : warnings) {
-      if (log) {
-        log->warn("{}", w);
-      } else {
-        std::fprintf(stderr, "[ofl] [warning] %s\n", w.c_str());
-      }
-    }
+    for (const std::string& w : warnings) LogWarning(w);
     return sim;
   }();
   return *instance;

@@ -93,9 +93,9 @@ TEST(CollectiveWatchdogTest, RanksInsideDifferentCollectivesWithTheSameNumberAre
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
   sync();  // the runtime's collective stream is idle: the test's MPI_Barrier is alone on the world
   const std::vector<int> ranks = {1, 0};
-  const std::string reduce = "boxing P->B (all-reduce), float32, logical (4,2,), P -> B, cpu[1, 0]";
+  const std::string reduce = "boxing P->B (all-reduce), float32, logical (4,2), P -> B, cpu[1, 0]";
   const std::string gather =
-      "boxing S->B (all-gather), float32, logical (4,2,), S(0) -> B, cpu[1, 0]";
+      "boxing S->B (all-gather), float32, logical (4,2), S(0) -> B, cpu[1, 0]";
   const size_t reports_before = coll::WatchdogReports().size();
   std::string report;
   if (rank() <= 1) {
