@@ -387,12 +387,16 @@ Tensor BoxShard(const Tensor& x, const Sbp& from, const Sbp& to, const Shape& lo
     const size_t at =
         static_cast<size_t>(ops::BalancedSplit(logical[axis], n, me).start * inner) * es;
     const size_t total = static_cast<size_t>(full.numel()) * es;
+    // xc is contiguous but may be a view into a larger storage (a narrow, a boxing's slice): copy
+    // exactly its elements, from its offset, never the storage's whole block from its start.
+    const size_t own = static_cast<size_t>(xc.numel()) * es;
     vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
       b->Function(
           "boxing S->P (own slice)", {xc.impl()->blob()}, {out.impl()->blob()},
-          [src = xc.impl()->blob(), dst = out.impl()->blob(), at, total] {
-            std::memset(dst->data(), 0, total);
-            if (src->bytes() > 0) std::memcpy(dst->data() + at, src->data(), src->bytes());
+          [src = xc.impl()->arg(), dst = out.impl()->arg(), at, total, own] {
+            char* d = static_cast<char*>(dst.Resolve().data);
+            if (total > 0) std::memset(d, 0, total);
+            if (own > 0) std::memcpy(d + at, src.Resolve().data, own);
           },
           vm::VirtualMachine::Get().GetStream(Host()));
     });
