@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -87,7 +88,8 @@ int FirstDiffering(const std::vector<int>& ranks, int ref, F what) {
   return -1;
 }
 
-// The logical shape of the members' shards under `sbp` (split: the sizes along the axis summed).
+// The logical shape of the members' shards under `sbp` (split: the sizes along the axis summed,
+// with overflow refused).
 Shape LogicalFromShards(const std::vector<ToGlobalCall>& calls, const Placement& p, const Sbp& sbp,
                         std::vector<int64_t>* split_sizes) {
   const int first_rank = p.ranks()[0];
@@ -98,6 +100,7 @@ Shape LogicalFromShards(const std::vector<ToGlobalCall>& calls, const Placement&
                           std::to_string(sbp.axis()) + " but rank " + std::to_string(first_rank) +
                           "'s tensor has shape " + first.str());
   }
+  bool overflow = false;
   if (sbp.is_split()) logical[sbp.axis()] = 0;
   for (int r : p.ranks()) {
     const Shape& s = calls[r].shape;
@@ -115,9 +118,22 @@ Shape LogicalFromShards(const std::vector<ToGlobalCall>& calls, const Placement&
     }
     if (sbp.is_split()) {
       const int64_t size = s[sbp.axis()];
-      logical[sbp.axis()] += size;
+      if (!overflow && __builtin_add_overflow(logical[sbp.axis()], size, &logical[sbp.axis()])) {
+        overflow = true;
+      }
       split_sizes->push_back(size);
     }
+  }
+  if (overflow) {
+    std::string sizes;
+    for (size_t i = 0; i < split_sizes->size(); ++i) {
+      sizes += (i ? ", " : "") + std::string("rank ") + std::to_string(p.ranks()[i]) + ": " +
+               std::to_string((*split_sizes)[i]);
+    }
+    throw InvalidArgument("to_global: the shards' sizes along the split axis " +
+                          std::to_string(sbp.axis()) + " of sbp " + sbp.str() + " (" + sizes +
+                          ") sum past " + std::to_string(std::numeric_limits<int64_t>::max()) +
+                          ", the largest size a dim can have");
   }
   return Shape(logical);
 }

@@ -1,13 +1,14 @@
 // to_global of local tensors agrees between the ranks before it moves data: a check that fails on
 // one rank (an undefined tensor, a split axis beyond its dims, a tensor on another device) and a
-// disagreement between ranks (placement, SBP, dtype, shapes) is the same InvalidArgument on every
-// rank, naming the rank(s) and the values, and the ranks stay in step: the next correct call works
-// everywhere. A rank outside the placement may pass anything, an undefined tensor included; its
-// tensor does not count.
+// disagreement between ranks (placement, SBP, dtype, shapes, split sizes past INT64_MAX) is the
+// same InvalidArgument on every rank, naming the rank(s) and the values, and the ranks stay in
+// step: the next correct call works everywhere. A rank outside the placement may pass anything, an
+// undefined tensor included; its tensor does not count.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,21 @@ TEST(ToGlobalAgreementTest, DifferentPlacementsAreTheSameErrorNamingBothRanksAnd
       },
       {"to_global", "rank 0 passed " + world.str(),
        "rank 1 passed " + Placement("cpu", reversed).str()});
+  ExpectRanksInStep();
+}
+
+// Split sizes whose sum passes INT64_MAX (shards with a zero dim hold no memory).
+TEST(ToGlobalAgreementTest, SplitSizesSummingPastInt64MaxNameTheShards) {
+  const Placement p = World();
+  const int64_t huge = std::numeric_limits<int64_t>::max() / 2 + 1;
+  const Tensor mine = empty(Shape({huge, 0}), DType::kFloat32, Device("cpu"));
+  if (world_size() == 1) {
+    EXPECT_EQ(mine.to_global(p, Sbp::split(0)).shape(), Shape({huge, 0}));
+  } else {
+    ExpectInvalid([&] { (void)mine.to_global(p, Sbp::split(0)); },
+                  {"to_global", "S(0)", "rank 0: " + std::to_string(huge),
+                   "rank 1: " + std::to_string(huge), "sum past 9223372036854775807"});
+  }
   ExpectRanksInStep();
 }
 
