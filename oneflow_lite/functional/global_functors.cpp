@@ -19,6 +19,7 @@
 #include "oneflow_lite/distributed.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/global_exchange.h"
 #include "oneflow_lite/functional/global_util.h"
 #include "ops/array_ops.h"
 #include "ops/sbp_rules.h"
@@ -384,12 +385,16 @@ Tensor BoxShard(const Tensor& x, const Sbp& from, const Sbp& to, const Shape& lo
     const size_t at =
         static_cast<size_t>(ops::BalancedSplit(logical[axis], n, me).start * inner) * es;
     const size_t total = static_cast<size_t>(full.numel()) * es;
+    // xc is contiguous but may be a view into a larger storage (a narrow, a boxing's slice): copy
+    // exactly its elements, from its offset, never the storage's whole block from its start.
+    const size_t own = static_cast<size_t>(xc.numel()) * es;
     vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
       b->Function(
           "boxing S->P (own slice)", {xc.impl()->blob()}, {out.impl()->blob()},
-          [src = xc.impl()->blob(), dst = out.impl()->blob(), at, total] {
-            std::memset(dst->data(), 0, total);
-            if (src->bytes() > 0) std::memcpy(dst->data() + at, src->data(), src->bytes());
+          [src = xc.impl()->arg(), dst = out.impl()->arg(), at, total, own] {
+            char* d = static_cast<char*>(dst.Resolve().data);
+            if (total > 0) std::memset(d, 0, total);
+            if (own > 0) std::memcpy(d + at, src.Resolve().data, own);
           },
           vm::VirtualMachine::Get().GetStream(Host()));
     });
@@ -399,98 +404,86 @@ Tensor BoxShard(const Tensor& x, const Sbp& from, const Sbp& to, const Shape& lo
   return AllToAll(x, from.axis(), to.axis(), logical, p, me, sbps);
 }
 
-// Every rank's local shape, gathered over the world (ranks outside `p` send ndim -1).
-std::vector<std::vector<int64_t>> GatherShapes(const char* op, const Shape& mine, bool member) {
+// Every rank's `mine` (the same size on every rank), gathered over the world in rank order: the
+// metadata exchange before to_global of local tensors moves any data.
+std::vector<char> GatherSlots(const char* op, std::vector<char> mine) {
   const int world = coll::WorldSize();
-  const int64_t kSlot = kMaxDims + 1;
-  auto all = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(world * kSlot), 0);
-  std::vector<int64_t> send(kSlot, 0);
-  send[0] = member ? mine.ndim() : -1;
-  for (int d = 0; d < mine.ndim(); ++d) send[d + 1] = mine[d];
+  const int64_t slot = static_cast<int64_t>(mine.size());
+  auto all = std::make_shared<std::vector<char>>(static_cast<size_t>(world * slot), 0);
   std::vector<int> ranks(world);
   std::iota(ranks.begin(), ranks.end(), 0);
   const int64_t seq = NextSeq(ranks);
   vm::InstrRef ref;
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
-    ref = b->Policy(CollectiveStream(),
-                    std::make_unique<vm::CollectivePolicy>(
-                        CollectiveName(std::string(op) + ": shape exchange", seq, ranks),
-                        coll::CollectiveId{seq, ranks, std::string(op) + " shape exchange"},
-                        std::vector<vm::BlobArg>{}, std::vector<vm::BlobArg>{},
-                        [all, send, ranks, kSlot, seq, text = std::string(op) + " shape exchange"](
-                            const auto&, const auto&, NativeStream) {
-                          if (CheckCollectives()) CheckInStep(seq, text, ranks);
-                          coll::AllGatherV(send.data(), kSlot, all->data(),
-                                           std::vector<int64_t>(ranks.size(), kSlot), DType::kInt64,
-                                           ranks);
-                        }));
+    ref = b->Policy(
+        CollectiveStream(),
+        std::make_unique<vm::CollectivePolicy>(
+            CollectiveName(std::string(op) + ": shape exchange", seq, ranks),
+            coll::CollectiveId{seq, ranks, std::string(op) + " shape exchange"},
+            std::vector<vm::BlobArg>{}, std::vector<vm::BlobArg>{},
+            [all, mine = std::move(mine), ranks, slot, seq,
+             text = std::string(op) + " shape exchange"](const auto&, const auto&, NativeStream) {
+              if (CheckCollectives()) CheckInStep(seq, text, ranks);
+              coll::AllGatherV(mine.data(), slot, all->data(),
+                               std::vector<int64_t>(ranks.size(), slot), DType::kUInt8, ranks);
+            }));
   });
   auto& vm = vm::VirtualMachine::Get();
   vm.Wait(ref.get(), op);
   vm.ThrowIfFailed(ref.get());
-  std::vector<std::vector<int64_t>> out(world);
-  for (int r = 0; r < world; ++r) {
-    const int64_t* slot = all->data() + r * kSlot;
-    if (slot[0] >= 0)
-      out[r].assign(slot + 1, slot + 1 + slot[0]);
-    else
-      out[r] = {-1};
-  }
-  return out;
+  return *all;
 }
 
-std::string DimsStr(const std::vector<int64_t>& d) { return Shape(d).str(); }
-
-// The logical shape of shards given by the placement's ranks (throws the same on every rank).
-Shape LogicalFromShards(const std::vector<std::vector<int64_t>>& shapes, const Placement& p,
-                        const Sbp& sbp, std::vector<int64_t>* split_sizes) {
-  const std::vector<int64_t>& first = shapes[p.ranks()[0]];
-  std::vector<int64_t> logical = first;
-  if (sbp.is_split() && sbp.axis() >= static_cast<int>(first.size())) {
-    throw InvalidArgument("to_global: sbp " + sbp.str() + " splits axis " +
-                          std::to_string(sbp.axis()) + " but rank " + std::to_string(p.ranks()[0]) +
-                          "'s tensor has shape " + DimsStr(first));
-  }
-  if (sbp.is_split()) logical[sbp.axis()] = 0;
-  for (int r : p.ranks()) {
-    const std::vector<int64_t>& s = shapes[r];
-    bool same = s.size() == first.size();
-    for (size_t d = 0; same && d < s.size(); ++d) {
-      if (sbp.is_split() && static_cast<int>(d) == sbp.axis()) continue;
-      same = s[d] == first[d];
-    }
-    if (!same) {
-      throw InvalidArgument(
-          "to_global: the ranks' tensors do not fit together under sbp " + sbp.str() + " on " +
-          p.str() + ": rank " + std::to_string(p.ranks()[0]) + " has shape " + DimsStr(first) +
-          ", rank " + std::to_string(r) + " has " + DimsStr(s) +
-          (sbp.is_split() ? " (only the split axis may differ)" : " (they must be equal)"));
-    }
-    if (sbp.is_split()) {
-      logical[sbp.axis()] += s[sbp.axis()];
-      split_sizes->push_back(s[sbp.axis()]);
-    }
-  }
-  return Shape(logical);
-}
-
+// to_global of local tensors. This rank's own checks do not throw here: their verdict travels in
+// the exchange with the call's facts, and every rank throws the same error (global_exchange.h).
 Tensor LocalToGlobal(const Tensor& local, const Placement& p, const Sbp& sbp) {
-  const TensorImpl& impl = LocalImplOf("to_global", local);
-  CheckPlacement("to_global", p);
-  if (impl.device() != PlacementDevice(p)) {
-    throw InvalidArgument("to_global: the local tensor is on " + impl.device().str() + ", but " +
-                          p.str() + " needs this rank's tensors on " + PlacementDevice(p).str());
+  const int world = coll::WorldSize();
+  ToGlobalCall call;
+  call.member = p.contains(coll::WorldRank());
+  call.has_tensor = local.defined();
+  call.placement = p.str();
+  call.sbp = sbp.str();
+  if (call.has_tensor) {
+    call.shape = local.impl()->shape();
+    call.dtype = local.impl()->dtype();
   }
+  auto fail = [&](ToGlobalCall::Failure kind, const char* what) {
+    call.failure = kind;
+    call.failure_message = what;
+  };
+  try {
+    CheckPlacement("to_global", p);
+    if (call.member) {
+      const TensorImpl& impl = LocalImplOf("to_global", local);
+      if (impl.device() != PlacementDevice(p)) {
+        throw InvalidArgument("to_global: the local tensor is on " + impl.device().str() +
+                              ", but " + p.str() + " needs this rank's tensors on " +
+                              PlacementDevice(p).str());
+      }
+      if (sbp.is_split() && sbp.axis() >= impl.shape().ndim()) {
+        throw InvalidArgument("to_global: sbp " + sbp.str() + " splits axis " +
+                              std::to_string(sbp.axis()) + " but the local tensor has shape " +
+                              impl.shape().str() + " (" + std::to_string(impl.shape().ndim()) +
+                              " dim(s))");
+      }
+    }
+  } catch (const InvalidArgument& e) {
+    fail(ToGlobalCall::Failure::kInvalidArgument, e.what());
+  } catch (const DeviceError& e) {
+    fail(ToGlobalCall::Failure::kDeviceError, e.what());
+  } catch (const Error& e) {
+    fail(ToGlobalCall::Failure::kError, e.what());
+  }
+  const ToGlobalAgreement agreed =
+      AgreeOnToGlobal(GatherSlots("to_global", EncodeToGlobalCall(call, world)), world, p, sbp);
+  const Shape& logical = agreed.logical;
   const int me = p.index_of(coll::WorldRank());
-  std::vector<int64_t> sizes;
-  const Shape logical =
-      LogicalFromShards(GatherShapes("to_global", impl.shape(), me >= 0), p, sbp, &sizes);
-  if (me < 0) return Wrap(EmptyShard(impl.dtype()), p, sbp, logical);
+  if (me < 0) return Wrap(EmptyShard(agreed.dtype), p, sbp, logical);
   Tensor shard = local;
-  if (sbp.is_split() && sizes != BalancedSizes(logical[sbp.axis()], p.size())) {
+  if (sbp.is_split() && agreed.split_sizes != BalancedSizes(logical[sbp.axis()], p.size())) {
     // Uneven shards as given: gather them and keep the balanced slice.
-    const Tensor full =
-        AllGatherAlong(local, sbp.axis(), sizes, logical, p, me, "uneven " + sbp.str() + " -> B");
+    const Tensor full = AllGatherAlong(local, sbp.axis(), agreed.split_sizes, logical, p, me,
+                                       "uneven " + sbp.str() + " -> B");
     const ops::SplitRange r = ops::BalancedSplit(logical[sbp.axis()], p.size(), me);
     shard = ofl::contiguous(ofl::narrow(full, sbp.axis(), r.start, r.size));
   }
@@ -584,9 +577,10 @@ Tensor ChangePlacement(const Tensor& t, const Placement& to, const Sbp& sbp) {
 }  // namespace functional
 
 Tensor Tensor::to_global(const Placement& placement, const Sbp& sbp) const {
-  const TensorImpl& impl = functional::LocalImplOf("to_global", *this);
+  // A local (or undefined) tensor: every check is agreed between the ranks.
+  if (!defined() || !impl()->global()) return functional::LocalToGlobal(*this, placement, sbp);
+  const TensorImpl& impl = *this->impl();
   functional::CheckSbp("to_global", sbp, shape());
-  if (!impl.global()) return functional::LocalToGlobal(*this, placement, sbp);
   const GlobalMeta& g = *impl.global();
   functional::CheckPlacement("to_global", placement);
   if (placement != g.placement) return functional::ChangePlacement(*this, placement, sbp);
