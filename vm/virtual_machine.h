@@ -89,6 +89,16 @@ class VirtualMachine {
   // Op calls run by TryRunOpDirect since the VM started.
   int64_t direct_runs() const { return direct_runs_.load(std::memory_order_relaxed); }
 
+  // Reads a blob's view on the calling thread with no instruction, when that is indistinguishable
+  // from an AccessBlobByCallback read (vm/THREADING.md, "Direct reads"): a synchronous
+  // host-accessible producer that finished, no error, within OFL_VM_INLINE_BYTES. Calls
+  // read(view, context) under the submit lock; `read` must not call into the VM. Returns false
+  // (having called nothing) when the caller must issue the read as an instruction.
+  using DirectReadFn = void (*)(const kernels::TensorArg& view, void* context);
+  bool TryReadDirect(const BlobArg& arg, DirectReadFn read, void* context);
+  // Reads done by TryReadDirect since the VM started.
+  int64_t direct_reads() const { return direct_reads_.load(std::memory_order_relaxed); }
+
   // Blocks until the instruction is done. Does not re-throw the instruction's error; throws
   // ofl::Error with a hang report (every pending instruction and what it waits for) when no
   // instruction completed anywhere in the VM for the wait timeout. The instruction is then
@@ -238,7 +248,8 @@ class VirtualMachine {
   // op, and uncontended it is an atomic exchange to lock and one to unlock.
   using SubmitMutex = tbb::mutex;
   SubmitMutex submit_mu_;
-  std::atomic<int64_t> direct_runs_{0};  // written under submit_mu_
+  std::atomic<int64_t> direct_runs_{0};   // written under submit_mu_
+  std::atomic<int64_t> direct_reads_{0};  // written under submit_mu_
   std::deque<InstrRef, FastAllocator<InstrRef>> in_flight_;
   std::atomic<uint64_t> next_instr_id_{1};
   std::atomic<uint64_t> next_blob_id_{1};

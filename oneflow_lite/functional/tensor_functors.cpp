@@ -108,6 +108,33 @@ Tensor TensorFromBools(const std::vector<bool>& data, const Shape& shape, const 
 }  // namespace detail
 
 namespace {
+// Copies a host-accessible view into the memory dst_of(nbytes) returns, in row-major order.
+struct HostRead {
+  std::function<void*(size_t)>* dst_of;
+  size_t nbytes;
+  bool contiguous;
+  kernels::KernelFn copy;
+
+  void operator()(const kernels::TensorArg& src) const {
+    void* dst = (*dst_of)(nbytes);
+    if (nbytes == 0) return;
+    if (contiguous) {
+      std::memcpy(dst, src.data, nbytes);
+      return;
+    }
+    kernels::KernelContext ctx;
+    kernels::TensorArg out = src;
+    out.data = dst;
+    out.stride = RowMajorStrides(src.shape);
+    ctx.inputs.push_back(src);
+    ctx.outputs.push_back(out);
+    copy(ctx);
+  }
+  static void Run(const kernels::TensorArg& src, void* self) {
+    (*static_cast<const HostRead*>(self))(src);
+  }
+};
+
 // Reads t's view into the host memory that dst_of(nbytes) returns, then re-throws the producer's
 // error. On a host-accessible device the copy runs on the view's producer stream; otherwise it
 // goes D2H into staging on the d2h stream and is copied out here once complete, so no VM worker
@@ -137,25 +164,16 @@ void ReadView(const Tensor& t, const char* op, std::function<void*(size_t)> dst_
     if (nbytes > 0) std::memcpy(dst, staging->data(), nbytes);
     return;
   }
-  kernels::KernelFn copy = copy_kernel.Get(DeviceType::kCPU);
+  HostRead read{&dst_of, nbytes, contiguous, copy_kernel.Get(DeviceType::kCPU)};
+  const vm::BlobArg arg = impl.arg();
+  if (vm.TryReadDirect(arg, &HostRead::Run, &read)) return;
   vm::InstrRef access;
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
     access = b->AccessBlobByCallback(
-        op, impl.arg(),
-        [dst_of = std::move(dst_of), nbytes, contiguous, copy](const kernels::TensorArg& src) {
-          void* dst = dst_of(nbytes);
-          if (nbytes == 0) return;
-          if (contiguous) {
-            std::memcpy(dst, src.data, nbytes);
-            return;
-          }
-          kernels::KernelContext ctx;
-          kernels::TensorArg out = src;
-          out.data = dst;
-          out.stride = RowMajorStrides(src.shape);
-          ctx.inputs.push_back(src);
-          ctx.outputs.push_back(out);
-          copy(ctx);
+        op, arg,
+        [dst_of = std::move(dst_of), read](const kernels::TensorArg& src) mutable {
+          read.dst_of = &dst_of;
+          read(src);
         },
         vm::AccessModifier::kConst, /*stream=*/nullptr, caller_memory, /*bounded_copy=*/true);
   });

@@ -1,0 +1,36 @@
+// Direct reads: reading a small tensor back to the host (to_vector, copy_to_host) whose producer
+// finished, on a synchronous host-accessible device, copies it on the calling thread with no
+// instruction. The rules are in vm/THREADING.md, "Direct reads".
+#include "vm/log.h"
+#include "vm/stream.h"
+#include "vm/virtual_machine.h"
+
+namespace ofl::vm {
+
+bool VirtualMachine::TryReadDirect(const BlobArg& arg, DirectReadFn read, void* context) {
+  EagerBlobObject* blob = arg.blob.get();
+  Stream* producer = blob->producer_stream();
+  if (producer == nullptr || producer->async() || !producer->backend()->host_accessible())
+    return false;
+  if (tracing_.load(std::memory_order_relaxed) || shut_down_.load(std::memory_order_relaxed) ||
+      RunningInstruction() != nullptr || LogDebugEnabled()) {
+    return false;
+  }
+  const int64_t limit = inline_bytes_.load(std::memory_order_relaxed);
+  if (limit <= 0 || ViewBytes(arg.shape, arg.dtype) > limit) return false;
+  // Held for the copy: nothing can be issued meanwhile, so no instruction can start writing the
+  // blob (or free it) while it is read, and its dependences can be read.
+  std::lock_guard<SubmitMutex> lock(submit_mu_);
+  if (shut_down_.load(std::memory_order_relaxed)) return false;
+  const Dependence& dep = blob->dependence();
+  // done()'s acquire makes the finished writer's data (and its allocation) visible here.
+  if (dep.last_writer && !dep.last_writer->done()) return false;
+  if (blob->error() || !blob->allocated()) return false;  // the general path reports the error
+  static thread_local kernels::TensorArg src;
+  arg.ResolveInto(&src);
+  read(src, context);
+  direct_reads_.store(direct_reads_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  return true;
+}
+
+}  // namespace ofl::vm
