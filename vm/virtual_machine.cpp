@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <new>
 #include <thread>
+#include <utility>
 
 #include "kernels/device_backend.h"
 #include "oneflow_lite/error.h"
@@ -22,6 +24,12 @@ namespace {
 thread_local uint64_t current_traced_instruction OFL_TLS_FAST = 0;
 // The instruction this thread runs as a stream worker (see RunningInstruction).
 thread_local Instruction* running_instruction OFL_TLS_FAST = nullptr;
+// Keeps the blob (and its block) alive for the rest of the process: a blob that must not be freed
+// (a forked child, a thread issuing while the process exits). No allocation, no lock.
+void KeepForever(BlobPtr blob) noexcept {
+  alignas(BlobPtr) unsigned char slot[sizeof(BlobPtr)];
+  new (slot) BlobPtr(std::move(blob));  // never destroyed: the reference is never dropped
+}
 }  // namespace
 
 Instruction* VirtualMachine::RunningInstruction() { return running_instruction; }
@@ -32,6 +40,7 @@ VirtualMachine& VirtualMachine::Get() {
   static VirtualMachine* vm = [] {
     auto* v = new VirtualMachine();
     std::atexit(&VirtualMachine::AtExit);
+    RegisterForkHandler(v);
     return v;
   }();
   return *vm;
@@ -124,7 +133,17 @@ void VirtualMachine::ConsumeDependences(Instruction* instr) {
 }
 
 void VirtualMachine::Release(BlobPtr blob) noexcept {
-  if (shut_down_.load(std::memory_order_relaxed)) return;  // the blob frees its block when it dies
+  if (__builtin_expect(closing_.load(std::memory_order_relaxed), 0)) {
+    // A forked child (the pool's lock may have been held by a thread the fork did not copy), or a
+    // thread other than the exiting one while the process exits (the device may still be using
+    // the block): the blob is kept, never freed. After a shutdown it frees into its closed pool
+    // when it dies, a no-op.
+    if (forked_.load() || ParksWhileExiting()) {
+      KeepForever(std::move(blob));
+      return;
+    }
+    if (shut_down_.load()) return;
+  }
   const uint64_t blob_id = blob->id();
   try {
     if (!blob->issued() && (fold_releases_ || sync_mode_)) {
@@ -191,6 +210,9 @@ void VirtualMachine::Release(BlobPtr blob) noexcept {
 
 void VirtualMachine::Submit(FastVector<InstrRef>& batch, bool back_pressure) {
   if (batch.empty()) return;  // a batch whose op calls all ran directly (TryRunOpDirect)
+  if (__builtin_expect(closing_.load(std::memory_order_relaxed), 0)) {
+    OnClosing(batch.front()->policy()->op_name(), /*throw_if_shut_down=*/false);
+  }
   if (shut_down_.load(std::memory_order_relaxed)) {
     for (InstrRef& ref : batch) {
       auto err = std::make_shared<VmError>();
@@ -268,7 +290,7 @@ void VirtualMachine::Submit(FastVector<InstrRef>& batch, bool back_pressure) {
 bool VirtualMachine::AllocateAtIssue(EagerBlobObject* blob, const char* owner) {
   Stream* stream = blob->producer_stream();
   if (stream->async() || tracing_.load(std::memory_order_relaxed) ||
-      shut_down_.load(std::memory_order_relaxed)) {
+      closing_.load(std::memory_order_relaxed)) {
     return false;
   }
   return blob->TryAllocateCached(stream->pool(), owner);

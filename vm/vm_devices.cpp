@@ -71,7 +71,8 @@ CachingAllocator* VirtualMachine::GetStagingPool(DeviceType type) {
 
 Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
   if (any_device_failed_.load(std::memory_order_relaxed)) CheckDeviceUsable(device);
-  if (shut_down_.load(std::memory_order_relaxed)) ThrowShutDown(device.str());
+  if (closing_.load(std::memory_order_relaxed))
+    OnClosing(device.str(), /*throw_if_shut_down=*/true);
   const int index = device.index();
   std::atomic<Stream*>* fast = nullptr;
   if (index < kMaxFastDeviceIndex) {
@@ -84,6 +85,7 @@ Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
   auto key = std::make_pair(device.str(), static_cast<int>(role));
   auto& s = streams_[key];
   if (!s) {
+    threads_started_.store(true, std::memory_order_seq_cst);  // before any thread of it exists
     try {
       s = std::make_unique<Stream>(this, device, role, pool, backend);
     } catch (const std::exception& e) {
@@ -103,6 +105,12 @@ Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
 }
 
 void VirtualMachine::ThrowShutDown(const std::string& what) {
+  if (Get().forked()) {
+    throw Error(what + ": oneflow_lite cannot be used in a forked child process (pid " +
+                std::to_string(getpid()) +
+                "): its parent had started the runtime's threads, which fork() does not copy. Use "
+                "the runtime in the parent only, or start the child with exec (posix_spawn)");
+  }
   throw Error(what +
               ": the runtime was shut down (ofl::shutdown or process exit); no more work "
               "can be issued");
