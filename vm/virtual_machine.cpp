@@ -24,11 +24,25 @@ namespace {
 thread_local uint64_t current_traced_instruction OFL_TLS_FAST = 0;
 // The instruction this thread runs as a stream worker (see RunningInstruction).
 thread_local Instruction* running_instruction OFL_TLS_FAST = nullptr;
-// Keeps the blob (and its block) alive for the rest of the process: a blob that must not be freed
-// (a forked child, a thread issuing while the process exits). No allocation, no lock.
+// Blobs kept alive for the rest of the process: ones that must not be freed (a forked child, a
+// thread issuing while the process exits). A lock-free list, so that keeping one takes no lock a
+// fork may have left held, and reachable from here, so that leak checkers do not report them.
+struct KeptBlob {
+  BlobPtr blob;
+  KeptBlob* next;
+};
+std::atomic<KeptBlob*> kept_blobs{nullptr};
 void KeepForever(BlobPtr blob) noexcept {
-  alignas(BlobPtr) unsigned char slot[sizeof(BlobPtr)];
-  new (slot) BlobPtr(std::move(blob));  // never destroyed: the reference is never dropped
+  auto* node = new (std::nothrow) KeptBlob{std::move(blob), nullptr};
+  if (node == nullptr) {  // no memory for the node: keep the reference without a place for it
+    alignas(BlobPtr) unsigned char slot[sizeof(BlobPtr)];
+    new (slot) BlobPtr(std::move(blob));  // never destroyed
+    return;
+  }
+  node->next = kept_blobs.load(std::memory_order_relaxed);
+  while (!kept_blobs.compare_exchange_weak(node->next, node, std::memory_order_release,
+                                           std::memory_order_relaxed)) {
+  }
 }
 }  // namespace
 

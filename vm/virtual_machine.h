@@ -110,6 +110,9 @@ class VirtualMachine {
   // tests. <= 0 waits forever.
   void SetWaitTimeout(double seconds);
   double wait_timeout() const;
+  // How long the exit drain waits with no progress before it gives up on stuck work, from
+  // OFL_VM_EXIT_STALL_MS (default 2000); changeable for tests.
+  void SetExitStallMs(int64_t ms) { exit_stall_ns_.store(ms * 1000000); }
   // Re-throws instr's error if it has one, marking it reported.
   void ThrowIfFailed(Instruction* instr);
 
@@ -312,7 +315,7 @@ class VirtualMachine {
   bool fold_releases_ = true;
   std::atomic<int64_t> inline_bytes_{0};
   int64_t spin_ns_ = 50000;
-  int64_t exit_stall_ns_ = 2000000000;
+  std::atomic<int64_t> exit_stall_ns_{2000000000};
   std::atomic<bool> shut_down_{false};
   // Set with any of the three below: the one flag the per-op paths read (vm/THREADING.md, "Exit
   // and fork").

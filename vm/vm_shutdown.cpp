@@ -73,7 +73,7 @@ void VirtualMachine::Shutdown() {
   if (forked_.load()) return;  // see AtExit
   // Let queued work finish while it makes progress; give up on work that is stuck (a callback
   // waiting for something that will never come) so that exit never hangs.
-  const int64_t stall_ns = exit_stall_ns_;
+  const int64_t stall_ns = exit_stall_ns_.load();
   int64_t last = PendingCount();
   int64_t last_change = NowNs();
   while (PendingCount() > 0) {

@@ -71,8 +71,8 @@ Tensor* doomed = nullptr;  // the child drops it (its storage dies in the child)
 // must end the process). The parent waits for the child with a bound, opens the gate, checks that
 // its own tensors read back and exits 0 when everything held.
 [[noreturn]] void ForkWithWorkInFlight(const std::function<void()>& child) {
-  setenv("OFL_VM_TIMEOUT_SECONDS", "600", 1);  // read when the VM is made: after this line
-  setenv("OFL_VM_EXIT_STALL_MS", "600000", 1);
+  VirtualMachine::Get().SetWaitTimeout(600);
+  VirtualMachine::Get().SetExitStallMs(600000);
   auto* gate = new Latch();  // freed with the process
   BlobPtr parked = MakeCpuBlob(8);
   auto* started = new std::atomic<bool>(false);
