@@ -98,21 +98,27 @@ Tensor* doomed = nullptr;  // the child drops it (its storage dies in the child)
     std::exit(1);
   }
   int status = 0;
+  bool hung = false;
   const auto give_up = std::chrono::steady_clock::now() + testing::kGenerousTimeout;
   while (waitpid(pid, &status, WNOHANG) == 0) {
     if (std::chrono::steady_clock::now() > give_up) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
-      Say("the forked child hung");
-      std::exit(1);
+      hung = true;
+      break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  gate->Open();
+  VirtualMachine::Get().SetExitStallMs(2000);
+  if (hung) {
+    Say("the forked child hung");
+    std::exit(1);
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     Say("the forked child failed: status " + std::to_string(status));
     std::exit(1);
   }
-  gate->Open();
   if (queued->to_vector<float>() != std::vector<float>{1, 2, 3} ||
       doomed->to_vector<float>() != std::vector<float>{1, 2, 3, 1, 2, 3}) {
     Say("the parent read wrong values");

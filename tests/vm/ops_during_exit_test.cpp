@@ -43,18 +43,28 @@ class OpsDuringExitTest : public ::testing::Test {
 struct RunsOpsWhenDestroyed {
   Tensor t;
   ~RunsOpsWhenDestroyed() {
-    // Whatever the destroyed thread_locals held goes back to malloc; take such blocks back and
-    // scribble on them, as any allocation here may, so that a use of a destroyed one shows.
-    std::vector<std::unique_ptr<unsigned char[]>> scribbled;
+    // What the destroyed thread_locals held went back to malloc: take such blocks back and fill
+    // them, so that a use of a destroyed one shows (a write changes them; a read sees garbage).
+    std::vector<std::unique_ptr<unsigned char[]>> reused;
+    std::vector<size_t> sizes;
     for (const size_t n : {sizeof(TensorArg), 2 * sizeof(TensorArg), sizeof(int64_t)}) {
       for (int i = 0; i < 4; ++i) {
-        scribbled.emplace_back(new unsigned char[n]);
-        std::memset(scribbled.back().get(), 0xA5, n);
+        reused.emplace_back(new unsigned char[n]);
+        sizes.push_back(n);
+        std::memset(reused.back().get(), 0xA5, n);
       }
     }
     const std::vector<float> want = {1, 2, 3, 1, 2, 3};
     bool right = true;
     for (int i = 0; i < 8; ++i) right = right && t.repeat({2}).to_vector<float>() == want;
+    for (size_t i = 0; i < reused.size(); ++i) {
+      for (size_t b = 0; b < sizes[i]; ++b) {
+        if (reused[i][b] != 0xA5) {
+          Say("an op wrote into memory of a destroyed thread_local");
+          return;
+        }
+      }
+    }
     Say(right ? "the static destructor's ops ran" : "the static destructor's ops were wrong");
   }
 };
