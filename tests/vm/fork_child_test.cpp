@@ -134,7 +134,7 @@ TEST_F(ForkChildTest, ReadsOpsAndSyncInAForkedChildThrowAtOnce) {
         bool ok = RefusedAsForked("to_vector", [] { queued->to_vector<float>(); });
         ok = RefusedAsForked("repeat", [] { queued->repeat({2}); }) && ok;
         ok = RefusedAsForked("tensor", [] { tensor<float>({1}, Shape({1}), Device("cpu")); }) && ok;
-        ok = RefusedAsForked("sync", [] { sync(); }) && ok;
+        ok = RefusedAsForked("sync", [] { ofl::sync(); }) && ok;
         if (ok) Say("the forked child's reads, ops and sync threw at once");
         delete doomed;
         std::exit(ok ? 0 : 1);
