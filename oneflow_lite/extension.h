@@ -70,10 +70,15 @@ class DeviceBackend {
   // Raw device memory, aligned to at least 64 bytes (256 is usual); nullptr when out of memory (the
   // pool then frees its cache and retries). Called for large segments, rarely.
   virtual void* allocate(int index, size_t bytes) = 0;
+  // Takes back memory from allocate(). Once it is called the memory is the backend's, whether it
+  // returns or throws: the VM forgets the pointer before the call and never passes it to
+  // deallocate again (a throw is reported by the call that returned the memory, empty_cache() or
+  // shutdown, after it tried every other segment). So a backend that frees and then reports an
+  // error (cudaFree returning an earlier asynchronous error) must not be asked twice.
   virtual void deallocate(int index, void* ptr, size_t bytes) = 0;
   // Staging memory for host <-> device copies (pinned for CUDA). Default: 64-byte aligned malloc.
   virtual void* allocate_host(size_t bytes);
-  virtual void deallocate_host(void* ptr, size_t bytes);
+  virtual void deallocate_host(void* ptr, size_t bytes);  // owns ptr once called, as deallocate
   virtual NativeStream create_stream(int index) = 0;
   virtual void destroy_stream(int index, NativeStream stream) = 0;
   virtual NativeEvent create_event(int index) = 0;

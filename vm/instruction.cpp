@@ -74,32 +74,52 @@ OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel, Operan
   for (size_t i = 0; i < outputs.size; ++i) take(outputs.data[i], &writes_);
 }
 
+namespace {
+// Set when this thread's kernel context (below) has been destroyed. A thread's thread_locals die
+// before it is gone, and the main thread's die in exit() before the exit hooks and the static
+// destructors, which may still issue ops: an inline run there must not use the dead context.
+// Trivially destructible, so it stays readable for as long as the thread runs.
+thread_local bool compute_context_gone OFL_TLS_FAST = false;
+struct ComputeContext {
+  kernels::KernelContext ctx;
+  ~ComputeContext() { compute_context_gone = true; }
+};
+}  // namespace
+
 void OpCallPolicy::Compute(Instruction* instr) {
+  auto run = [&](kernels::KernelContext& ctx) {
+    const size_t n_in = n_inputs_;
+    const size_t n_out = operands_.size() - n_in;
+    ctx.inputs.resize(n_in);
+    ctx.outputs.resize(n_out);
+    for (size_t i = 0; i < n_in; ++i) {
+      const Operand& op = operands_[i];
+      kernels::TensorArg& a = ctx.inputs[i];
+      a = op.arg;
+      char* base = reads_[i]->data();
+      a.data = base ? base + op.byte_offset : nullptr;
+    }
+    for (size_t i = 0; i < n_out; ++i) {
+      const Operand& op = operands_[n_in + i];
+      kernels::TensorArg& a = ctx.outputs[i];
+      a = op.arg;
+      char* base = writes_[i]->data();
+      a.data = base ? base + op.byte_offset : nullptr;
+    }
+    ctx.attrs.assign(attrs_.begin(), attrs_.end());
+    ctx.stream = instr->stream()->native();
+    ctx.device_index = instr->stream()->device().index();
+    kernel_(ctx);
+  };
+  if (__builtin_expect(compute_context_gone, 0)) {
+    kernels::KernelContext ctx;  // the thread is exiting: a context of this call's own
+    run(ctx);
+    return;
+  }
   // The worker fills a context of its own instead of writing into the policy: the issuing thread
   // frees the policy later, and lines the worker dirtied would have to travel back to its core.
-  static thread_local kernels::KernelContext ctx OFL_TLS_FAST;
-  const size_t n_in = n_inputs_;
-  const size_t n_out = operands_.size() - n_in;
-  ctx.inputs.resize(n_in);
-  ctx.outputs.resize(n_out);
-  for (size_t i = 0; i < n_in; ++i) {
-    const Operand& op = operands_[i];
-    kernels::TensorArg& a = ctx.inputs[i];
-    a = op.arg;
-    char* base = reads_[i]->data();
-    a.data = base ? base + op.byte_offset : nullptr;
-  }
-  for (size_t i = 0; i < n_out; ++i) {
-    const Operand& op = operands_[n_in + i];
-    kernels::TensorArg& a = ctx.outputs[i];
-    a = op.arg;
-    char* base = writes_[i]->data();
-    a.data = base ? base + op.byte_offset : nullptr;
-  }
-  ctx.attrs.assign(attrs_.begin(), attrs_.end());
-  ctx.stream = instr->stream()->native();
-  ctx.device_index = instr->stream()->device().index();
-  kernel_(ctx);
+  static thread_local ComputeContext tls OFL_TLS_FAST;
+  run(tls.ctx);
 }
 
 AccessBlobByCallbackPolicy::AccessBlobByCallbackPolicy(std::string op_name, BlobArg arg,

@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <new>
 #include <thread>
+#include <utility>
 
 #include "kernels/device_backend.h"
 #include "oneflow_lite/error.h"
@@ -22,6 +24,26 @@ namespace {
 thread_local uint64_t current_traced_instruction OFL_TLS_FAST = 0;
 // The instruction this thread runs as a stream worker (see RunningInstruction).
 thread_local Instruction* running_instruction OFL_TLS_FAST = nullptr;
+// Blobs kept alive for the rest of the process: ones that must not be freed (a forked child, a
+// thread issuing while the process exits). A lock-free list, so that keeping one takes no lock a
+// fork may have left held, and reachable from here, so that leak checkers do not report them.
+struct KeptBlob {
+  BlobPtr blob;
+  KeptBlob* next;
+};
+std::atomic<KeptBlob*> kept_blobs{nullptr};
+void KeepForever(BlobPtr blob) noexcept {
+  auto* node = new (std::nothrow) KeptBlob{std::move(blob), nullptr};
+  if (node == nullptr) {  // no memory for the node: keep the reference without a place for it
+    alignas(BlobPtr) unsigned char slot[sizeof(BlobPtr)];
+    new (slot) BlobPtr(std::move(blob));  // never destroyed
+    return;
+  }
+  node->next = kept_blobs.load(std::memory_order_relaxed);
+  while (!kept_blobs.compare_exchange_weak(node->next, node, std::memory_order_release,
+                                           std::memory_order_relaxed)) {
+  }
+}
 }  // namespace
 
 Instruction* VirtualMachine::RunningInstruction() { return running_instruction; }
@@ -32,6 +54,7 @@ VirtualMachine& VirtualMachine::Get() {
   static VirtualMachine* vm = [] {
     auto* v = new VirtualMachine();
     std::atexit(&VirtualMachine::AtExit);
+    RegisterForkHandler(v);
     return v;
   }();
   return *vm;
@@ -124,7 +147,17 @@ void VirtualMachine::ConsumeDependences(Instruction* instr) {
 }
 
 void VirtualMachine::Release(BlobPtr blob) noexcept {
-  if (shut_down_.load(std::memory_order_relaxed)) return;  // the blob frees its block when it dies
+  if (__builtin_expect(closing_.load(std::memory_order_relaxed), 0)) {
+    // A forked child (the pool's lock may have been held by a thread the fork did not copy), or a
+    // thread other than the exiting one while the process exits (the device may still be using
+    // the block): the blob is kept, never freed. After a shutdown it frees into its closed pool
+    // when it dies, a no-op.
+    if (forked_.load() || ParksWhileExiting()) {
+      KeepForever(std::move(blob));
+      return;
+    }
+    if (shut_down_.load()) return;
+  }
   const uint64_t blob_id = blob->id();
   try {
     if (!blob->issued() && (fold_releases_ || sync_mode_)) {
@@ -191,6 +224,9 @@ void VirtualMachine::Release(BlobPtr blob) noexcept {
 
 void VirtualMachine::Submit(FastVector<InstrRef>& batch, bool back_pressure) {
   if (batch.empty()) return;  // a batch whose op calls all ran directly (TryRunOpDirect)
+  if (__builtin_expect(closing_.load(std::memory_order_relaxed), 0)) {
+    OnClosing(batch.front()->policy()->op_name(), /*throw_if_shut_down=*/false);
+  }
   if (shut_down_.load(std::memory_order_relaxed)) {
     for (InstrRef& ref : batch) {
       auto err = std::make_shared<VmError>();
@@ -268,7 +304,7 @@ void VirtualMachine::Submit(FastVector<InstrRef>& batch, bool back_pressure) {
 bool VirtualMachine::AllocateAtIssue(EagerBlobObject* blob, const char* owner) {
   Stream* stream = blob->producer_stream();
   if (stream->async() || tracing_.load(std::memory_order_relaxed) ||
-      shut_down_.load(std::memory_order_relaxed)) {
+      closing_.load(std::memory_order_relaxed)) {
     return false;
   }
   return blob->TryAllocateCached(stream->pool(), owner);

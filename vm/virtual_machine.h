@@ -120,6 +120,9 @@ class VirtualMachine {
   // tests. <= 0 waits forever.
   void SetWaitTimeout(double seconds);
   double wait_timeout() const;
+  // How long the exit drain waits with no progress before it gives up on stuck work, from
+  // OFL_VM_EXIT_STALL_MS (default 2000); changeable for tests.
+  void SetExitStallMs(int64_t ms) { exit_stall_ns_.store(ms * 1000000); }
   // Re-throws instr's error if it has one, marking it reported.
   void ThrowIfFailed(Instruction* instr);
 
@@ -185,9 +188,14 @@ class VirtualMachine {
   // backend. Idempotent (ofl::shutdown, then the exit hook). Streams and pools stay as objects, so
   // tensors that die later free into closed pools harmlessly; new work throws Error.
   void Shutdown();
-  // Throws Error saying the runtime was shut down, naming `what`.
+  // Throws Error saying the runtime was shut down, naming `what` (or, in a forked child, that the
+  // runtime cannot be used there).
   [[noreturn]] static void ThrowShutDown(const std::string& what);
   bool shut_down() const { return shut_down_.load(); }
+  // This process is a fork() child of a process whose runtime had started its threads: every op,
+  // read and sync throws Error at once, and exit skips the drain (vm/THREADING.md, "Exit and
+  // fork").
+  bool forked() const { return forked_.load(); }
 
  private:
   VirtualMachine();
@@ -235,6 +243,17 @@ class VirtualMachine {
   static uint64_t CurrentTracedInstruction();
   // The exit hook: drain, then write the OFL_TRACE file.
   static void AtExit();
+  // Installs AtForkChild with pthread_atfork (once, when the VM is made).
+  static void RegisterForkHandler(VirtualMachine* vm);
+  // pthread_atfork's child handler: marks the child forked when the parent had started threads.
+  static void AtForkChild();
+  // An op, read or sync found closing_ set: in a forked child it throws; on a thread other than the
+  // exiting one (and not a VM worker) while the process exits it parks the thread until the
+  // process is gone; after a shutdown it throws when `throw_if_shut_down`. Otherwise (the exiting
+  // thread or a worker, before the shutdown) it returns and the call goes on.
+  void OnClosing(const std::string& what, bool throw_if_shut_down);
+  // Whether the calling thread is parked when it issues work while the process exits.
+  bool ParksWhileExiting() const;
   // Retires finished instructions from the front of in_flight_ (all finished ones when `all`).
   // Their policies are moved to `graveyard`, to be destroyed after the submit lock is released:
   // a policy may hold the last handle of a tensor, whose death submits a ReleaseTensor.
@@ -307,8 +326,14 @@ class VirtualMachine {
   bool fold_releases_ = true;
   std::atomic<int64_t> inline_bytes_{0};
   int64_t spin_ns_ = 50000;
-  int64_t exit_stall_ns_ = 2000000000;
+  std::atomic<int64_t> exit_stall_ns_{2000000000};
   std::atomic<bool> shut_down_{false};
+  // Set with any of the three below: the one flag the per-op paths read (vm/THREADING.md, "Exit
+  // and fork").
+  std::atomic<bool> closing_{false};
+  std::atomic<bool> exiting_{false};          // the exit hook started
+  std::atomic<bool> forked_{false};           // this process is a fork child (see forked())
+  std::atomic<bool> threads_started_{false};  // a stream (its worker thread) was ever created
   BrokenRule broken_rule_ = BrokenRule::kNone;
 };
 

@@ -1,7 +1,11 @@
 // The VirtualMachine's devices: their pools and streams (made on first use, through the device
 // backend registry), devices that failed, and draining a device's launched work.
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include "kernels/device_backend.h"
 #include "oneflow_lite/error.h"
@@ -72,7 +76,8 @@ CachingAllocator* VirtualMachine::GetStagingPool(DeviceType type) {
 
 Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
   if (any_device_failed_.load(std::memory_order_relaxed)) CheckDeviceUsable(device);
-  if (shut_down_.load(std::memory_order_relaxed)) ThrowShutDown(device.str());
+  if (closing_.load(std::memory_order_relaxed))
+    OnClosing(device.str(), /*throw_if_shut_down=*/true);
   const int index = device.index();
   std::atomic<Stream*>* fast = nullptr;
   if (index < kMaxFastDeviceIndex) {
@@ -85,6 +90,7 @@ Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
   auto key = std::make_pair(device.str(), static_cast<int>(role));
   auto& s = streams_[key];
   if (!s) {
+    threads_started_.store(true, std::memory_order_seq_cst);  // before any thread of it exists
     try {
       s = std::make_unique<Stream>(this, device, role, pool, backend);
     } catch (const std::exception& e) {
@@ -104,6 +110,12 @@ Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
 }
 
 void VirtualMachine::ThrowShutDown(const std::string& what) {
+  if (Get().forked()) {
+    throw Error(what + ": oneflow_lite cannot be used in a forked child process (pid " +
+                std::to_string(getpid()) +
+                "): its parent had started the runtime's threads, which fork() does not copy. Use "
+                "the runtime in the parent only, or start the child with exec (posix_spawn)");
+  }
   throw Error(what +
               ": the runtime was shut down (ofl::shutdown or process exit); no more work "
               "can be issued");
@@ -132,8 +144,35 @@ bool VirtualMachine::IsFailed(const Device& device) {
 }
 
 void VirtualMachine::DrainDevice(const Device& device) {
+  std::vector<Stream*> mine;
   for (Stream* s : streams()) {
-    if (s->device() == device && s->async()) s->DrainCompletions();
+    if (s->device() == device && s->async()) mine.push_back(s);
+  }
+  // Every stream of the device is polled in each round, the caller's own included: a launched
+  // instruction on one stream may wait on the device for one launched on another, whose completion
+  // only that stream's poll observes. When the caller is that stream's worker (the out-of-memory
+  // retry in Prepare), nobody else would ever poll it: draining one stream at a time would wait for
+  // work that only the caller can complete (vm/THREADING.md, "Memory"). Everything launched
+  // completes without host action, so the rounds end; a device that stops completing work is given
+  // up on after the hang timeout with no completion anywhere, and the caller's retry then fails.
+  const int64_t timeout_ns = wait_timeout_ns_.load(std::memory_order_relaxed);
+  uint64_t completed = CompletedCount();
+  int64_t last_progress = NowNs();
+  for (;;) {
+    bool busy = false;
+    for (Stream* s : mine) busy = s->PollCompletions() || busy;
+    if (!busy) return;
+    const uint64_t now_completed = CompletedCount();
+    if (now_completed != completed) {
+      completed = now_completed;
+      last_progress = NowNs();
+    } else if (timeout_ns > 0 && NowNs() - last_progress > timeout_ns) {
+      Logger().warn(
+          "draining {}: no instruction completed for {} s; giving up on its launched work",
+          device.str(), static_cast<double>(timeout_ns) / 1e9);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }
 

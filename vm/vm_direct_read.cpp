@@ -12,7 +12,7 @@ bool VirtualMachine::TryReadDirect(const BlobArg& arg, DirectReadFn read, void* 
   Stream* producer = blob->producer_stream();
   if (producer == nullptr || producer->async() || !producer->backend()->host_accessible())
     return false;
-  if (tracing_.load(std::memory_order_relaxed) || shut_down_.load(std::memory_order_relaxed) ||
+  if (tracing_.load(std::memory_order_relaxed) || closing_.load(std::memory_order_relaxed) ||
       RunningInstruction() != nullptr || LogDebugEnabled()) {
     return false;
   }
@@ -21,13 +21,15 @@ bool VirtualMachine::TryReadDirect(const BlobArg& arg, DirectReadFn read, void* 
   // Held for the copy: nothing can be issued meanwhile, so no instruction can start writing the
   // blob (or free it) while it is read, and its dependences can be read.
   std::lock_guard<SubmitMutex> lock(submit_mu_);
-  if (shut_down_.load(std::memory_order_relaxed)) return false;
+  // closing_ (exit, shutdown, a fork child) sends the read the instruction way, which reports it.
+  if (closing_.load(std::memory_order_relaxed)) return false;
   const Dependence& dep = blob->dependence();
   // done()'s acquire makes the finished writer's data (and its allocation) visible here.
   if (dep.last_writer && !dep.last_writer->done()) return false;
   if (blob->error() || !blob->allocated()) return false;  // the general path reports the error
-  static thread_local kernels::TensorArg src;
-  arg.ResolveInto(&src);
+  // A local, not a thread_local: a read from a static destructor at exit must not find its
+  // thread's objects destroyed.
+  const kernels::TensorArg src = arg.Resolve();
   read(src, context);
   direct_reads_.store(direct_reads_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   return true;

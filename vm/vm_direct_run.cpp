@@ -25,13 +25,21 @@ bool Settled(EagerBlobObject* blob, bool written) {
   return true;
 }
 
+// Set when this thread's direct-run context (in TryRunOpDirect) has been destroyed: see
+// compute_context_gone in vm/instruction.cpp. A direct run then takes the instruction path.
+thread_local bool direct_context_gone OFL_TLS_FAST = false;
+struct DirectContext {
+  kernels::KernelContext ctx;
+  ~DirectContext() { direct_context_gone = true; }
+};
+
 }  // namespace
 
 bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelFn kernel,
                                     OpCallPolicy::Operands inputs, OpCallPolicy::Operands outputs,
                                     const std::vector<int64_t>& attrs, Stream* stream) {
-  if (stream->async() || !kernels::IsBuiltinKernel(kernel)) return false;
-  if (tracing_.load(std::memory_order_relaxed) || shut_down_.load(std::memory_order_relaxed) ||
+  if (stream->async() || !kernels::IsBuiltinKernel(kernel) || direct_context_gone) return false;
+  if (tracing_.load(std::memory_order_relaxed) || closing_.load(std::memory_order_relaxed) ||
       RunningInstruction() != nullptr || LogDebugEnabled()) {
     return false;
   }
@@ -53,9 +61,9 @@ bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelF
   // the operands, and the ones already issued are finished (Settled). The kernel is the library's
   // own, small, and never calls back into the VM, so the hold is short and cannot deadlock.
   std::lock_guard<SubmitMutex> lock(submit_mu_);
-  // Shutdown takes the submit lock once after setting the flag: a run that got the lock after that
-  // sees the flag, and one that had it finishes before the pools close.
-  if (shut_down_.load(std::memory_order_relaxed)) return false;
+  // Shutdown takes the submit lock once after setting the flag (and closing_ before it): a run that
+  // got the lock after that sees the flag, and one that had it finishes before the pools close.
+  if (closing_.load(std::memory_order_relaxed)) return false;
   if (!stream->TryClaimInline()) return false;  // queued work on the stream, or another inline run
   struct EndClaim {
     Stream* stream;
@@ -79,7 +87,8 @@ bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelF
       return false;
     }
   }
-  static thread_local kernels::KernelContext ctx OFL_TLS_FAST;
+  static thread_local DirectContext tls OFL_TLS_FAST;
+  kernels::KernelContext& ctx = tls.ctx;
   if (ctx.inputs.size() != inputs.size) ctx.inputs.resize(inputs.size);
   if (ctx.outputs.size() != outputs.size) ctx.outputs.resize(outputs.size);
   for (size_t i = 0; i < inputs.size; ++i) inputs.data[i].ResolveInto(&ctx.inputs[i]);

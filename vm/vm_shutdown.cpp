@@ -1,9 +1,12 @@
 // The VirtualMachine's end: the exit hook (drain, then write the OFL_TRACE file) and Shutdown.
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <string>
 #include <thread>
 #include <utility>
+
+#include <pthread.h>
 
 #include "kernels/collective/collectives.h"
 #include "vm/chrome_trace.h"
@@ -31,10 +34,51 @@ std::pair<int, int> RankAndWorld() {
   }
   return {0, 1};
 }
+
+// The VM, for the fork handler (set once it is made; read in a fork child, where no lock is safe).
+std::atomic<VirtualMachine*> fork_vm{nullptr};
+// Set on the thread that runs the exit hook (std::exit, or returning from main). Trivially
+// destructible, so it stays readable after the thread's thread_locals were destroyed.
+thread_local bool exiting_thread = false;
 }  // namespace
+
+void VirtualMachine::RegisterForkHandler(VirtualMachine* vm) {
+  fork_vm.store(vm, std::memory_order_release);
+  pthread_atfork(nullptr, nullptr, &VirtualMachine::AtForkChild);
+}
+
+void VirtualMachine::AtForkChild() {
+  VirtualMachine* vm = fork_vm.load(std::memory_order_acquire);
+  // No thread started yet: nothing is missing in the child, whose runtime starts its own.
+  if (vm == nullptr || !vm->threads_started_.load()) return;
+  vm->forked_.store(true);
+  vm->closing_.store(true);
+}
+
+bool VirtualMachine::ParksWhileExiting() const {
+  return exiting_.load() && !exiting_thread && RunningInstruction() == nullptr;
+}
+
+void VirtualMachine::OnClosing(const std::string& what, bool throw_if_shut_down) {
+  if (forked_.load()) ThrowShutDown(what);
+  if (ParksWhileExiting()) {
+    // std::exit runs on another thread. Throwing here would end the process with an exception
+    // escaping this thread (abort) instead of the exit status; returning would run work on a
+    // runtime that is shutting down. This thread waits, holding none of the VM's locks, until
+    // the exit ends the process.
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  }
+  if (throw_if_shut_down && shut_down_.load()) ThrowShutDown(what);
+}
 
 void VirtualMachine::AtExit() {
   VirtualMachine& vm = Get();
+  // A fork child of a process whose runtime had started: no worker exists here to drain or stop,
+  // and the parent's pools are not this process's to return.
+  if (vm.forked_.load()) return;
+  exiting_thread = true;
+  vm.exiting_.store(true);  // from here on, other threads' new work parks them (OnClosing)
+  vm.closing_.store(true);
   vm.Shutdown();
   if (vm.trace_path_.empty() || !vm.tracing()) return;
   const auto [rank, world] = RankAndWorld();
@@ -49,9 +93,10 @@ void VirtualMachine::AtExit() {
 }
 
 void VirtualMachine::Shutdown() {
+  if (forked_.load()) return;  // see AtExit
   // Let queued work finish while it makes progress; give up on work that is stuck (a callback
   // waiting for something that will never come) so that exit never hangs.
-  const int64_t stall_ns = exit_stall_ns_;
+  const int64_t stall_ns = exit_stall_ns_.load();
   int64_t last = PendingCount();
   int64_t last_change = NowNs();
   while (PendingCount() > 0) {
@@ -66,6 +111,7 @@ void VirtualMachine::Shutdown() {
     }
   }
   const bool drained = PendingCount() == 0;
+  closing_.store(true);  // before shut_down_: whoever sees the flag also takes the slow paths
   if (shut_down_.exchange(true)) return;  // a second call (the exit hook after ofl::shutdown)
   // A direct run (TryRunOpDirect) holds the submit lock while it runs and checks the flag under
   // it: once this lock was taken, none is running and none will start.

@@ -284,7 +284,7 @@ void VirtualMachine::WaitForAllIssued(const char* caller) {
 }
 
 void VirtualMachine::Sync() {
-  if (shut_down_.load()) ThrowShutDown("sync");
+  if (closing_.load(std::memory_order_relaxed)) OnClosing("sync", /*throw_if_shut_down=*/true);
   WaitForAllIssued("sync");
   {
     Graveyard graveyard;

@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
+#include <string>
 #include <unordered_map>
+#include <utility>
 
 #include <oneapi/tbb/mutex.h>
 
@@ -77,18 +80,35 @@ struct CachingAllocator::Impl {
   Impl(std::string device_name, std::unique_ptr<AllocatorBackend> backend)
       : device_name(std::move(device_name)), backend(std::move(backend)) {}
 
-  ~Impl() { ReleaseAllSegments(); }
+  ~Impl() {
+    try {
+      ReleaseAllSegments();
+    } catch (const std::exception&) {  // the backend owns what it failed to take back
+    }
+  }
 
   // Every segment back to the backend, blocks still allocated included (the pool is closing).
   void ReleaseAllSegments() {
-    Segment* seg = segments;
-    while (seg != nullptr) {
-      Segment* next = seg->next;
-      backend->Free(seg->base, seg->size);
-      delete seg;
-      seg = next;
+    std::string failure;
+    for (Segment* seg = std::exchange(segments, nullptr); seg != nullptr;) {
+      std::unique_ptr<Segment> dead(std::exchange(seg, seg->next));
+      ReturnSegment(dead->base, dead->size, &failure);
     }
-    segments = nullptr;
+    if (!failure.empty()) throw DeviceError(failure);
+  }
+
+  // The pool has forgotten the segment before deallocate is called: a backend whose deallocate
+  // throws owns the memory from then on (extension.h), so nothing is ever deallocated twice. The
+  // first failure is kept in *failure, to be thrown once every segment was tried.
+  void ReturnSegment(char* base, size_t size, std::string* failure) {
+    try {
+      backend->Free(base, size);
+    } catch (const std::exception& e) {
+      if (!failure->empty()) return;
+      *failure = "CachingAllocator on " + device_name + ": returning a segment of " +
+                 std::to_string(size) + " bytes to the device failed: " + e.what() +
+                 " (the pool forgot it: the backend owns it now)";
+    }
   }
 
   // cached_only: serve the request from cached memory or return null (nothing counted, no backend
@@ -365,16 +385,17 @@ struct CachingAllocator::Impl {
     return static_cast<char*>(p);
   }
 
+  // Throws DeviceError after the loop when a deallocate threw (see ReturnSegment).
   void ReleaseCachedSegments() {
     CloseEmptySlabs();
     Segment* seg = segments;
+    std::string failure;
     while (seg != nullptr) {
       Segment* next = seg->next;
       Block* first = seg->first;
       if (!first->allocated && first->next == nullptr) {
         bins[seg->pool].Remove(first);
         ReturnMetadata(first);
-        backend->Free(seg->base, seg->size);
         stats.reserved_bytes -= static_cast<int64_t>(seg->size);
         if (__builtin_expect(static_cast<bool>(observer), 0)) {
           Notify(PoolEventKind::kSegmentFree, seg->base, seg->size, 0, false, "");
@@ -382,10 +403,12 @@ struct CachingAllocator::Impl {
         if (seg->prev != nullptr) seg->prev->next = seg->next;
         if (seg->next != nullptr) seg->next->prev = seg->prev;
         if (segments == seg) segments = seg->next;
-        delete seg;
+        std::unique_ptr<Segment> dead(seg);
+        ReturnSegment(dead->base, dead->size, &failure);
       }
       seg = next;
     }
+    if (!failure.empty()) throw DeviceError(failure);
   }
 
   // Called with mu held, only when an observer is set.
@@ -536,10 +559,10 @@ void CachingAllocator::Close() {
   // The slabs' lists go (their blocks are gone with the segments below, so nothing may merge them
   // back); their records stay, since a late Data() on a live tensor's slot reads its record.
   impl_->slabs.Forget();
-  impl_->ReleaseAllSegments();
   impl_->stats.allocated_bytes = 0;
   impl_->stats.reserved_bytes = 0;
   impl_->stats.pending_free_bytes = 0;
+  impl_->ReleaseAllSegments();
 }
 
 void CachingAllocator::EmptyCache() {

@@ -130,10 +130,13 @@ class CachingAllocator {
   MemoryStats stats() const;
   // The peaks start again from the current allocated and reserved bytes.
   void ResetPeakStats();
-  // Returns every segment with no allocated block to the backend.
+  // Returns every segment with no allocated block to the backend. A segment whose deallocate
+  // threw is forgotten all the same (the backend owns it, extension.h); once every segment was
+  // tried, DeviceError names the first failure.
   void EmptyCache();
   // Shutdown: returns every segment to the backend, allocated blocks included. Afterwards Allocate
-  // throws Error and Free does nothing (tensors that outlive the runtime may still die).
+  // throws Error and Free does nothing (tensors that outlive the runtime may still die). A failed
+  // deallocate is reported as by EmptyCache, after every segment was tried.
   void Close();
   // Caps reserved bytes (a segment that would cross the cap is not requested). < 0 throws
   // InvalidArgument; 0 means "no limit".
