@@ -16,7 +16,7 @@
 # callgrind_annotate.
 #
 # Environment: OFL_ICOUNT_N1 / OFL_ICOUNT_N2 (default 2000 / 4000); OFL_ICOUNT_CASES (default
-# "expand repeat empty"). Runs two callgrinds at a time; about 2 minutes on the project's 2-vCPU
+# "expand repeat empty roundtrip"). Runs two callgrinds at a time; about 2 minutes on the project's 2-vCPU
 # machine. The counts hardly depend on the machine's load: callgrind runs one thread at a time, so
 # the VM worker finds a batch of work whenever it runs and seldom spins. Exits 0 when every count
 # was taken (whether or not the targets are met), 1 on an error.
@@ -27,7 +27,7 @@ build=${1:-build-h1-bench}
 [[ $build == /* ]] || build=$root/$build
 n1=${OFL_ICOUNT_N1:-2000}
 n2=${OFL_ICOUNT_N2:-4000}
-cases=${OFL_ICOUNT_CASES:-expand repeat empty}
+cases=${OFL_ICOUNT_CASES:-expand repeat empty roundtrip}
 
 die() {
   echo "icount.sh: $*" >&2
@@ -113,7 +113,9 @@ declare -A label=(
   [expand]="expand({4,5,3}).contiguous() of (4,1,3)"
   [repeat]="repeat({2,1,2}) of (4,1,3)"
   [empty]="empty({4,3})"
+  [roundtrip]="expand({4,2,3}).contiguous().to_vector() of (4,1,3)"
 )
+# The round trip has no instruction target: it is shown next to libtorch's.
 declare -A target=([expand]=3500 [repeat]=3500 [empty]=1500)
 
 echo
@@ -129,7 +131,11 @@ for c in $cases; do
     torch=${per_op[$c.torch]}
     ratio=$(awk -v a="$ofl" -v b="$torch" 'BEGIN { printf (b > 0 ? "%.2fx" : "-"), a / b }')
   fi
-  result=FAIL
-  ((ofl <= ${target[$c]})) && result=PASS
-  echo "| ${label[$c]} | $ofl (${main_per_op[$c.ofl]}) | $torch | $ratio | <= ${target[$c]} | $result |"
+  if [[ -n ${target[$c]:-} ]]; then
+    result=FAIL
+    ((ofl <= ${target[$c]})) && result=PASS
+    echo "| ${label[$c]} | $ofl (${main_per_op[$c.ofl]}) | $torch | $ratio | <= ${target[$c]} | $result |"
+  else
+    echo "| ${label[$c]} | $ofl (${main_per_op[$c.ofl]}) | $torch | $ratio | - | - |"
+  fi
 done

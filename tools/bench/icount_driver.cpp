@@ -142,6 +142,12 @@ bool OflVerify(const std::string& which, const ofl::Tensor& x) {
         for (int k = 0; k < 3; ++k) want.push_back(static_cast<float>(3 * i + k));
     return x.expand({4, 5, 3}).contiguous().to_vector<float>() == want;
   }
+  if (which == "roundtrip") {  // (4,1,3) expanded to (4,2,3), read back
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 2; ++j)
+        for (int k = 0; k < 3; ++k) want.push_back(static_cast<float>(3 * i + k));
+    return x.expand({4, 2, 3}).contiguous().to_vector<float>() == want;
+  }
   if (which == "repeat") {  // (4,1,3) repeated (2,1,2) -> (8,1,6)
     for (int t = 0; t < 2; ++t)
       for (int i = 0; i < 4; ++i)
@@ -191,6 +197,9 @@ int RunOfl(const std::string& which, int64_t n) {
       OflLoop(count, [&] { return x.expand({4, 5, 3}).contiguous(); });
     } else if (which == "repeat") {
       OflLoop(count, [&] { return x.repeat({2, 1, 2}); });
+    } else if (which == "roundtrip") {
+      // One op and its read per iteration: the read waits, so no final sync is needed.
+      for (int64_t i = 0; i < count; ++i) Keep(x.expand({4, 2, 3}).contiguous().to_vector<float>());
     } else {
       OflLoop(count, [] { return ofl::empty(ofl::Shape{4, 3}); });
     }
@@ -230,6 +239,12 @@ int RunTorch(const std::string& which, int64_t n) {
       TorchLoop(count, [&] { return x.expand({4, 5, 3}).contiguous(); });
     } else if (which == "repeat") {
       TorchLoop(count, [&] { return x.repeat({2, 1, 2}); });
+    } else if (which == "roundtrip") {
+      for (int64_t i = 0; i < count; ++i) {
+        const at::Tensor y = x.expand({4, 2, 3}).contiguous();
+        const float* p = y.data_ptr<float>();
+        Keep(std::vector<float>(p, p + y.numel()));
+      }
     } else {
       TorchLoop(count, [] { return torch::empty({4, 3}); });
     }
@@ -241,13 +256,14 @@ int RunTorch(const std::string& which, int64_t n) {
 #endif
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: ofl_icount_driver <expand|repeat|empty|rss|rss_tensor> <ofl|torch> <N>\n"
-               "  torch is %s in this build\n",
+  std::fprintf(
+      stderr,
+      "usage: ofl_icount_driver <expand|repeat|empty|roundtrip|rss|rss_tensor> <ofl|torch> <N>\n"
+      "  torch is %s in this build\n",
 #ifdef OFL_BENCH_WITH_TORCH
-               "available"
+      "available"
 #else
-               "not available (configure with -DOFL_BENCH_WITH_TORCH=ON)"
+      "not available (configure with -DOFL_BENCH_WITH_TORCH=ON)"
 #endif
   );
   return 2;
@@ -263,7 +279,10 @@ int main(int argc, char** argv) {
   errno = 0;
   const long long n = std::strtoll(argv[3], &end, 10);
   if (end == argv[3] || *end != '\0' || errno != 0 || n < 0) return Usage();
-  if (which != "expand" && which != "repeat" && which != "empty" && !IsRss(which)) return Usage();
+  if (which != "expand" && which != "repeat" && which != "empty" && which != "roundtrip" &&
+      !IsRss(which)) {
+    return Usage();
+  }
   StartInstrumentation();
   try {
     if (impl == "ofl") return RunOfl(which, n);
