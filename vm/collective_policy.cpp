@@ -88,17 +88,8 @@ void CollectivePolicy::Prepare(Instruction* instr) {
   try {
     InstructionPolicy::Prepare(instr);
     return;
-  } catch (const OutOfMemory& e) {
-    prepare_kind_ = ErrorKind::kOutOfMemory;
-    prepare_what_ = e.what();
-  } catch (const InvalidArgument& e) {
-    prepare_kind_ = ErrorKind::kInvalidArgument;
-    prepare_what_ = e.what();
-  } catch (const DeviceError& e) {
-    prepare_kind_ = ErrorKind::kDevice;
-    prepare_what_ = e.what();
   } catch (const std::exception& e) {
-    prepare_kind_ = ErrorKind::kGeneric;
+    prepare_kind_ = ErrorKindOf(e);
     prepare_what_ = e.what();
   }
   prepare_failed_ = true;

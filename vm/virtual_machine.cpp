@@ -402,20 +402,12 @@ void VirtualMachine::Run(Instruction* instr) {
       policy->Compute(instr);
       instr->computed_ = true;
       failed = false;
-    } catch (const OutOfMemory& e) {
-      kind = ErrorKind::kOutOfMemory;
-      what = e.what();
-    } catch (const InvalidArgument& e) {
-      kind = ErrorKind::kInvalidArgument;
-      what = e.what();
-    } catch (const DeviceError& e) {
-      kind = ErrorKind::kDevice;
+    } catch (const std::exception& e) {
+      kind = ErrorKindOf(e);
       what = e.what();
       // A fault the device cannot recover from: marked before the error is visible (see
       // FailLaunched).
       if (dynamic_cast<const DeviceFailed*>(&e) != nullptr) MarkDeviceFailed(self->device(), what);
-    } catch (const std::exception& e) {
-      what = e.what();
     } catch (...) {
       what = "unknown exception";
     }

@@ -19,4 +19,11 @@ void VmError::Throw(const std::string& suffix) const {
   throw Error(msg);
 }
 
+ErrorKind ErrorKindOf(const std::exception& e) {
+  if (dynamic_cast<const OutOfMemory*>(&e) != nullptr) return ErrorKind::kOutOfMemory;
+  if (dynamic_cast<const InvalidArgument*>(&e) != nullptr) return ErrorKind::kInvalidArgument;
+  if (dynamic_cast<const DeviceError*>(&e) != nullptr) return ErrorKind::kDevice;
+  return ErrorKind::kGeneric;
+}
+
 }  // namespace ofl::vm

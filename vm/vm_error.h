@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -23,5 +24,8 @@ struct VmError {
 };
 
 using VmErrorPtr = std::shared_ptr<VmError>;
+
+// The kind an exception caught inside the VM is kept as, so that its wait re-throws that type.
+ErrorKind ErrorKindOf(const std::exception& e);
 
 }  // namespace ofl::vm
