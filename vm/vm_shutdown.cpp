@@ -140,7 +140,12 @@ void VirtualMachine::Shutdown() {
       Logger().warn("shutdown: returning the memory of {} failed: {}", name, e.what());
     }
   }
+  // At exit (std::exit on one thread while another reads a device tensor), a reader may still be
+  // copying out of its staging buffer after its transfer finished: no instruction covers that copy,
+  // so the drain above does not wait for it. Host memory goes back with the process; ofl::shutdown,
+  // which the program calls when it is done with the runtime, returns it.
   for (auto& pool : staging_pools_) {
+    if (exiting_.load()) break;
     try {
       if (pool) pool->Close();
     } catch (const std::exception& e) {
