@@ -1,9 +1,8 @@
 #include "vm/collective_policy.h"
 
-#include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kernels/collective/collectives.h"
@@ -46,22 +45,11 @@ const char* KindName(ErrorKind kind) {
 void LetQueuedWorkRun() {
   VirtualMachine& vm = VirtualMachine::Get();
   const double timeout_s = vm.wait_timeout();
-  int64_t last = vm.in_flight();
-  auto last_change = std::chrono::steady_clock::now();
-  while (vm.in_flight() > 0) {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-    const int64_t now = vm.in_flight();
-    if (now != last) {
-      last = now;
-      last_change = std::chrono::steady_clock::now();
-    } else if (timeout_s > 0 && std::chrono::steady_clock::now() - last_change >
-                                    std::chrono::duration<double>(timeout_s)) {
-      Logger().warn(
-          "MPI_Finalize: {} instruction(s) still in flight made no progress for {} s; the "
-          "process group goes without them",
-          now, timeout_s);
-      return;
-    }
+  if (!vm.DrainWhileProgressing(static_cast<int64_t>(timeout_s * 1e9))) {
+    Logger().warn(
+        "MPI_Finalize: {} instruction(s) still in flight made no progress for {} s; the "
+        "process group goes without them",
+        vm.in_flight(), timeout_s);
   }
 }
 

@@ -120,6 +120,10 @@ class VirtualMachine {
   // tests. <= 0 waits forever.
   void SetWaitTimeout(double seconds);
   double wait_timeout() const;
+  // Waits while instructions are in flight and some of them finish: true once none is left,
+  // false once none finished for `stall_ns` (<= 0: waits until none is left). The exit drain, and
+  // MPI_Finalize's wait for the collectives issued before it.
+  bool DrainWhileProgressing(int64_t stall_ns);
   // How long the exit drain waits with no progress before it gives up on stuck work, from
   // OFL_VM_EXIT_STALL_MS (default 2000); changeable for tests.
   void SetExitStallMs(int64_t ms) { exit_stall_ns_.store(ms * 1000000); }

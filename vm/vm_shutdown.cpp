@@ -92,25 +92,31 @@ void VirtualMachine::AtExit() {
   }
 }
 
-void VirtualMachine::Shutdown() {
-  if (forked_.load()) return;  // see AtExit
-  // Let queued work finish while it makes progress; give up on work that is stuck (a callback
-  // waiting for something that will never come) so that exit never hangs.
-  const int64_t stall_ns = exit_stall_ns_.load();
+bool VirtualMachine::DrainWhileProgressing(int64_t stall_ns) {
   int64_t last = PendingCount();
   int64_t last_change = NowNs();
-  while (PendingCount() > 0) {
+  while (last > 0) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
     const int64_t now = PendingCount();
     if (now != last) {
       last = now;
       last_change = NowNs();
-    } else if (NowNs() - last_change > stall_ns) {
-      Logger().warn("exiting with {} instruction(s) still in flight that made no progress", now);
-      break;
+    } else if (stall_ns > 0 && NowNs() - last_change > stall_ns) {
+      return false;
     }
   }
-  const bool drained = PendingCount() == 0;
+  return true;
+}
+
+void VirtualMachine::Shutdown() {
+  if (forked_.load()) return;  // see AtExit
+  // Let queued work finish while it makes progress; give up on work that is stuck (a callback
+  // waiting for something that will never come) so that exit never hangs.
+  const bool drained = DrainWhileProgressing(exit_stall_ns_.load());
+  if (!drained) {
+    Logger().warn("exiting with {} instruction(s) still in flight that made no progress",
+                  PendingCount());
+  }
   closing_.store(true);  // before shut_down_: whoever sees the flag also takes the slow paths
   if (shut_down_.exchange(true)) return;  // a second call (the exit hook after ofl::shutdown)
   // A direct run (TryRunOpDirect) holds the submit lock while it runs and checks the flag under
