@@ -1,13 +1,17 @@
 // The CUDA backend of the device interface (oneflow_lite/extension.h): memory from cudaMalloc (the
 // VM's caching pool splits it), pinned staging memory from cudaHostAlloc, non-blocking streams per
 // device and role, events without timing (the VM's streams pool and reuse them), and copies with
-// cudaMemcpyAsync (device to device across GPUs goes through unified addressing: a peer copy when
-// peer access is possible, staged by the driver otherwise).
+// cudaMemcpyAsync (device to device across GPUs goes through unified addressing: a direct peer copy
+// where the two GPUs can reach each other, staged by the driver through the host otherwise; peer
+// access between two GPUs is enabled, both ways, on the first copy between them).
 //
 // Without a usable GPU (no device, no driver) device_count() is 0 and unavailable_reason() says
 // why in CUDA's words, so every op on "cuda" throws DeviceError with that reason.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -38,9 +42,20 @@ class CudaBackend final : public DeviceBackend {
 
  private:
   void Probe();
+  // Before a copy between two GPUs: enables peer access between the devices holding `dst` and
+  // `src`, both ways, the first time a copy joins them.
+  void EnsurePeerAccess(void* dst, const void* src);
+  // Lets `from`'s context reach `to`'s memory when the hardware can; called with peer_mu_ held.
+  void EnablePeer(int from, int to);
   std::once_flag probed_;
   int count_ = 0;
   std::string reason_;
+  // Peer access from device a to device b, at [a * count_ + b]: kPeerUnknown until the first copy
+  // between them, then kPeerEnabled or kPeerUnavailable. Read without the lock on the copy path;
+  // written only under peer_mu_, so that one thread makes the driver calls for a pair.
+  enum : uint8_t { kPeerUnknown, kPeerEnabled, kPeerUnavailable };
+  std::unique_ptr<std::atomic<uint8_t>[]> peer_;
+  std::mutex peer_mu_;
 };
 
 // The CUDA kernels (kernels/cuda/*.cu), registered by RegisterCudaKernels for "copy", "repeat",
