@@ -25,7 +25,7 @@ int DeviceOf(const void* ptr) {
   cudaPointerAttributes attr{};
   const cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
   if (err != cudaSuccess) {
-    if (IsSticky(err)) ThrowCudaError(err, "cudaPointerGetAttributes");
+    if (IsSticky(err)) ThrowCudaError(err, "cudaPointerGetAttributes", "a copy between GPUs");
     ClearLastErrorIf(err);
     return -1;
   }

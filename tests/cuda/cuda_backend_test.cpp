@@ -7,9 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "oneflow_lite/oneflow_lite.h"
+
+#ifdef OFL_TEST_BUILT_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 namespace ofl {
 namespace {
@@ -102,6 +107,32 @@ TEST_F(CudaBackendTest, CopiesBetweenGpusKeepEveryValue) {
   const Tensor a = tensor<int64_t>(data, Shape({64, 64}), Device("cuda:0"));
   EXPECT_EQ(a.to(Device("cuda:1")).to_vector<int64_t>(), data);
 }
+
+#ifdef OFL_TEST_BUILT_WITH_CUDA
+// A copy between two GPUs that can reach each other enables peer access both ways, so that it and
+// later copies go directly instead of through host memory: enabling it again is then refused as
+// already done.
+TEST_F(CudaBackendTest, ACopyBetweenGpusEnablesPeerAccessBothWays) {
+  if (device_count(DeviceType::kCUDA) < 2) GTEST_SKIP() << "needs 2 GPUs";
+  int forth = 0;
+  int back = 0;
+  ASSERT_EQ(cudaDeviceCanAccessPeer(&forth, 0, 1), cudaSuccess);
+  ASSERT_EQ(cudaDeviceCanAccessPeer(&back, 1, 0), cudaSuccess);
+  if (forth == 0 || back == 0) GTEST_SKIP() << "cuda:0 and cuda:1 cannot reach each other";
+  const std::vector<float> data = {1, 2, 3, 4};
+  const Tensor a = tensor<float>(data, Shape({4}), Device("cuda:0"));
+  EXPECT_EQ(a.to(Device("cuda:1")).to_vector<float>(), data);
+  int previous = 0;
+  ASSERT_EQ(cudaGetDevice(&previous), cudaSuccess);
+  for (const auto& [from, to] : {std::pair<int, int>{0, 1}, std::pair<int, int>{1, 0}}) {
+    ASSERT_EQ(cudaSetDevice(from), cudaSuccess);
+    EXPECT_EQ(cudaDeviceEnablePeerAccess(to, 0), cudaErrorPeerAccessAlreadyEnabled)
+        << "peer access from cuda:" << from << " to cuda:" << to << " was not enabled";
+    (void)cudaGetLastError();
+  }
+  ASSERT_EQ(cudaSetDevice(previous), cudaSuccess);
+}
+#endif  // OFL_TEST_BUILT_WITH_CUDA
 
 }  // namespace
 }  // namespace ofl
