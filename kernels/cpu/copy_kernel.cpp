@@ -10,6 +10,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/stream_copy.h"
 #include "kernels/index_util.h"
+#include "kernels/kernel_checks.h"
 #include "kernels/parallel.h"
 #include "oneflow_lite/error.h"
 
@@ -416,16 +417,9 @@ void StridedCopy(void* dst, const int64_t* dst_stride, const void* src, const in
 }
 
 void CopyKernel(const KernelContext& ctx) {
+  CheckCopyArgs(ctx);
   const TensorArg& in = ctx.inputs[0];
   const TensorArg& out = ctx.outputs[0];
-  if (in.shape != out.shape) {
-    throw InvalidArgument("copy: input shape " + in.shape.str() + " differs from output shape " +
-                          out.shape.str());
-  }
-  if (in.dtype != out.dtype) {
-    throw InvalidArgument("copy: input dtype " + to_string(in.dtype) +
-                          " differs from output dtype " + to_string(out.dtype));
-  }
   StridedCopy(out.data, out.stride.data(), in.data, in.stride.data(), out.shape.data(),
               out.shape.ndim(), element_size(out.dtype));
 }

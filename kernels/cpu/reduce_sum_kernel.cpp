@@ -21,6 +21,7 @@
 
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/index_util.h"
+#include "kernels/kernel_checks.h"
 #include "kernels/parallel.h"
 #include "oneflow_lite/error.h"
 
@@ -410,27 +411,11 @@ void ReduceTyped(const ReducePlan& p, void* out_data, const void* in_data) {
 }  // namespace
 
 void ReduceSumToKernel(const KernelContext& ctx) {
+  CheckReduceSumToArgs(ctx);
   const TensorArg& in = ctx.inputs[0];
   const TensorArg& out = ctx.outputs[0];
-  if (in.dtype == DType::kBool || out.dtype == DType::kBool) {
-    throw InvalidArgument(
-        "reduce_sum_to: dtype bool is not supported (cast the tensor to an integer dtype before "
-        "summing it)");
-  }
-  // Mixed 16-bit float / float32 lets a sum done in several passes keep float partial results.
-  auto is_half = [](DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; };
   const bool mixed = in.dtype != out.dtype;
-  if (mixed && !((is_half(in.dtype) && out.dtype == DType::kFloat32) ||
-                 (in.dtype == DType::kFloat32 && is_half(out.dtype)))) {
-    throw InvalidArgument("reduce_sum_to: input dtype " + to_string(in.dtype) +
-                          " differs from output dtype " + to_string(out.dtype) +
-                          " (only float16/bfloat16 <-> float32 may differ)");
-  }
   const int n = in.shape.ndim();
-  if (out.shape.ndim() != n) {
-    throw InvalidArgument("reduce_sum_to: output shape " + out.shape.str() +
-                          " does not have the rank of input shape " + in.shape.str());
-  }
   if (in.shape.numel() == 0) {  // every sum is over nothing: zeros (the contiguous output)
     if (out.shape.numel() > 0) {
       std::memset(out.data, 0, static_cast<size_t>(out.shape.numel()) * element_size(out.dtype));
@@ -443,16 +428,10 @@ void ReduceSumToKernel(const KernelContext& ctx) {
     if (out.shape[i] == d) {
       if (d == 0) return;  // empty output
       PushDim(&p.kept, d, {out.stride[i], in.stride[i]});
-    } else if (out.shape[i] == 1) {
-      if (in.stride[i] == 0) {
-        p.repeat *= d;  // d copies of the same terms: their sum times d, rounded once
-      } else {
-        PushDim(&p.reduced, d, {in.stride[i]});
-      }
+    } else if (in.stride[i] == 0) {  // summed to 1 (kernel_checks.h)
+      p.repeat *= d;                 // d copies of the same terms: their sum times d, rounded once
     } else {
-      throw InvalidArgument("reduce_sum_to: output shape " + out.shape.str() +
-                            " cannot be summed from input shape " + in.shape.str() + ": dim " +
-                            std::to_string(i) + " must be " + std::to_string(d) + " or 1");
+      PushDim(&p.reduced, d, {in.stride[i]});
     }
   }
   if (p.reduced.ndim == 0 && p.repeat == 1 && !mixed) {  // nothing to sum: a plain copy

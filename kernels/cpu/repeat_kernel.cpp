@@ -25,6 +25,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/stream_copy.h"
 #include "kernels/index_util.h"
+#include "kernels/kernel_checks.h"
 #include "kernels/parallel.h"
 #include "oneflow_lite/error.h"
 
@@ -254,26 +255,16 @@ void GatherSmall(const int64_t* s, const int64_t* r, const int64_t* st, int dims
   FillBlock(s, r, st, block, 0, dims - 1, in, out);
 }
 
-std::string ShapeMismatch(const TensorArg& in, const TensorArg& out, const KernelContext& ctx) {
-  return "repeat: output shape " + out.shape.str() + " does not match input shape " +
-         in.shape.str() + " repeated by " +
-         ToString(std::vector<int64_t>(ctx.attrs.begin(), ctx.attrs.end()));
-}
-
 }  // namespace
 
 void RepeatKernel(const KernelContext& ctx) {
+  // Validated first (kernel_checks.h), stopping on an empty output before merging dims: an empty
+  // output's other dims may be huge, and their products would overflow.
+  if (CheckRepeatArgs(ctx)) return;
   const TensorArg& in = ctx.inputs[0];
   const TensorArg& out = ctx.outputs[0];
   const int n = out.shape.ndim();
   const int k = in.shape.ndim();
-  if (static_cast<int>(ctx.attrs.size()) != n || k > n) {
-    throw InvalidArgument(ShapeMismatch(in, out, ctx));
-  }
-  if (in.dtype != out.dtype) {
-    throw InvalidArgument("repeat: input dtype " + to_string(in.dtype) +
-                          " differs from output dtype " + to_string(out.dtype));
-  }
   const int64_t es = static_cast<int64_t>(element_size(out.dtype));
 
   // Simplified dims: in size s, repeats r, input stride st. Dims with s == r == 1 vanish; a dim
@@ -283,20 +274,6 @@ void RepeatKernel(const KernelContext& ctx) {
   int64_t r[kMaxDims];
   int64_t st[kMaxDims];
   int dims = 0;
-  // Validate first, and stop on an empty output before merging dims: an empty output's other
-  // dims may be huge, and their products would overflow.
-  bool empty = false;
-  for (int i = 0; i < n; ++i) {
-    const int j = i - (n - k);
-    const int64_t si = j < 0 ? 1 : in.shape[j];
-    const int64_t ri = ctx.attrs[i];
-    int64_t oi = 0;
-    if (ri < 0 || __builtin_mul_overflow(si, ri, &oi) || out.shape[i] != oi) {
-      throw InvalidArgument(ShapeMismatch(in, out, ctx));
-    }
-    if (si == 0 || ri == 0) empty = true;
-  }
-  if (empty) return;
   for (int i = 0; i < n; ++i) {
     const int j = i - (n - k);
     const int64_t si = j < 0 ? 1 : in.shape[j];
@@ -319,14 +296,6 @@ void RepeatKernel(const KernelContext& ctx) {
     r[dims] = ri;
     st[dims] = sti;
     ++dims;
-  }
-  int64_t expect_stride = 1;
-  for (int i = n - 1; i >= 0; --i) {  // pass 3 reads the output as rows of a contiguous array
-    if (out.stride[i] != expect_stride && out.shape[i] != 1) {
-      throw InvalidArgument("repeat: output strides " + ToString(out.stride.vec()) +
-                            " are not contiguous for shape " + out.shape.str());
-    }
-    expect_stride *= out.shape[i];
   }
   if (dims == 0) {
     std::memcpy(out.data, in.data, static_cast<size_t>(es));

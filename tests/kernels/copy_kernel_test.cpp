@@ -268,12 +268,6 @@ TEST(CopyKernelTest, EmptyTensorWithNullData) {
 }
 
 TEST(CopyKernelTest, MismatchedShapesOrDTypesThrow) {
-  if (!KernelTestDevice().is_cpu()) {
-    // The sim kernels check only arity (and bool for reduce_sum_to) at launch; a shape or dtype
-    // mismatch fails inside the CPU kernel on the stream and surfaces later as a DeviceError, not
-    // as InvalidArgument. The VM checks these arguments before any kernel, so devices need not.
-    GTEST_SKIP() << "argument errors are checked at launch only by the CPU kernel";
-  }
   std::vector<float> buf(6);
   KernelContext ctx;
   TensorArg a;
@@ -288,6 +282,32 @@ TEST(CopyKernelTest, MismatchedShapesOrDTypesThrow) {
   ctx.outputs[0] = ctx.inputs[0];
   ctx.outputs[0].dtype = DType::kInt32;
   EXPECT_THROW(RunKernel("copy", ctx), InvalidArgument);
+}
+
+// Fewer (or more) strides than dims would make a kernel read past its stride array: every device's
+// kernel refuses it at the call, naming the kernel and the operand.
+TEST(CopyKernelTest, AStrideCountOtherThanTheRankThrowsNamingTheKernel) {
+  std::vector<float> buf(24);
+  for (bool output : {false, true}) {
+    SCOPED_TRACE(output ? "output" : "input");
+    KernelContext ctx;
+    TensorArg a;
+    a.data = buf.data();
+    a.shape = Shape({2, 3, 4});
+    a.stride = Shape({12, 4, 1});
+    ctx.inputs.push_back(a);
+    ctx.outputs.push_back(a);
+    (output ? ctx.outputs : ctx.inputs)[0].stride = Shape({4, 1});
+    try {
+      RunKernel("copy", ctx);
+      ADD_FAILURE() << "no error";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("copy: ") + (output ? "output" : "input") +
+                                           " has 2 stride(s) for shape (2,3,4) of 3 dim(s)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -239,12 +239,6 @@ TEST(RepeatKernelTest, ZeroRepeatGivesEmptyOutput) {
 }
 
 TEST(RepeatKernelTest, WrongOutputShapeThrows) {
-  if (!KernelTestDevice().is_cpu()) {
-    // The sim kernels check only arity (and bool for reduce_sum_to) at launch; a shape or dtype
-    // mismatch fails inside the CPU kernel on the stream and surfaces later as a DeviceError, not
-    // as InvalidArgument. The VM checks these arguments before any kernel, so devices need not.
-    GTEST_SKIP() << "argument errors are checked at launch only by the CPU kernel";
-  }
   std::vector<float> in(6), out(24);
   KernelContext ctx;
   TensorArg a;
@@ -261,6 +255,41 @@ TEST(RepeatKernelTest, WrongOutputShapeThrows) {
   EXPECT_THROW(RunKernel("repeat", ctx), InvalidArgument);
   ctx.attrs = {3};  // fewer repeats than output dims
   EXPECT_THROW(RunKernel("repeat", ctx), InvalidArgument);
+}
+
+// Every device's kernel refuses at the call what would make it write out of bounds: negative
+// repeats, an output that is not contiguous, fewer strides than dims.
+TEST(RepeatKernelTest, NegativeRepeatsNonContiguousOutputAndMissingStridesThrow) {
+  std::vector<float> in(6), out(64);
+  KernelContext ctx;
+  TensorArg a;
+  a.data = in.data();
+  a.shape = Shape({2, 3});
+  a.stride = Shape({3, 1});
+  ctx.inputs.push_back(a);
+  TensorArg o;
+  o.data = out.data();
+  o.shape = Shape({4, 3});
+  o.stride = Shape({3, 1});
+  ctx.outputs.push_back(o);
+  const auto expect_error = [&](const std::string& part) {
+    try {
+      RunKernel("repeat", ctx);
+      ADD_FAILURE() << "no error; expected " << part;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  ctx.attrs = {2, 1};
+  EXPECT_NO_THROW(RunKernel("repeat", ctx));
+  ctx.attrs = {-2, -1};
+  ctx.outputs[0].shape = Shape({4, 3});
+  expect_error("repeat: output shape (4,3) does not match input shape (2,3) repeated by (-2,-1)");
+  ctx.attrs = {2, 1};
+  ctx.outputs[0].stride = Shape({6, 1});  // rows 6 apart: a narrowed view, not contiguous
+  expect_error("repeat: output strides (6,1) are not contiguous for shape (4,3)");
+  ctx.outputs[0].stride = Shape({1});
+  expect_error("repeat: output has 1 stride(s) for shape (4,3) of 2 dim(s)");
 }
 
 }  // namespace

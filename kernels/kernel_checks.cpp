@@ -1,0 +1,117 @@
+#include "kernels/kernel_checks.h"
+
+#include <string>
+#include <vector>
+
+#include "oneflow_lite/error.h"
+
+namespace ofl::kernels {
+namespace {
+
+void CheckStrides(const char* op, const char* which, const TensorArg& a) {
+  if (a.stride.ndim() != a.shape.ndim()) {
+    throw InvalidArgument(std::string(op) + ": " + which + " has " +
+                          std::to_string(a.stride.ndim()) + " stride(s) for shape " +
+                          a.shape.str() + " of " + std::to_string(a.shape.ndim()) + " dim(s)");
+  }
+}
+
+std::string RepeatMismatch(const KernelContext& ctx) {
+  return "repeat: output shape " + ctx.outputs[0].shape.str() + " does not match input shape " +
+         ctx.inputs[0].shape.str() + " repeated by " +
+         ToString(std::vector<int64_t>(ctx.attrs.begin(), ctx.attrs.end()));
+}
+
+}  // namespace
+
+void CheckUnaryOperands(const char* op, const KernelContext& ctx) {
+  if (ctx.inputs.size() != 1 || ctx.outputs.size() != 1) {
+    throw InvalidArgument(std::string(op) + ": the kernel expects 1 input and 1 output, got " +
+                          std::to_string(ctx.inputs.size()) + " and " +
+                          std::to_string(ctx.outputs.size()));
+  }
+  CheckStrides(op, "input", ctx.inputs[0]);
+  CheckStrides(op, "output", ctx.outputs[0]);
+}
+
+void CheckCopyArgs(const KernelContext& ctx) {
+  CheckUnaryOperands("copy", ctx);
+  const TensorArg& in = ctx.inputs[0];
+  const TensorArg& out = ctx.outputs[0];
+  if (in.shape != out.shape) {
+    throw InvalidArgument("copy: input shape " + in.shape.str() + " differs from output shape " +
+                          out.shape.str());
+  }
+  if (in.dtype != out.dtype) {
+    throw InvalidArgument("copy: input dtype " + to_string(in.dtype) +
+                          " differs from output dtype " + to_string(out.dtype));
+  }
+}
+
+bool CheckRepeatArgs(const KernelContext& ctx) {
+  CheckUnaryOperands("repeat", ctx);
+  const TensorArg& in = ctx.inputs[0];
+  const TensorArg& out = ctx.outputs[0];
+  const int n = out.shape.ndim();
+  const int k = in.shape.ndim();
+  if (static_cast<int>(ctx.attrs.size()) != n || k > n) throw InvalidArgument(RepeatMismatch(ctx));
+  if (in.dtype != out.dtype) {
+    throw InvalidArgument("repeat: input dtype " + to_string(in.dtype) +
+                          " differs from output dtype " + to_string(out.dtype));
+  }
+  bool empty = false;
+  for (int i = 0; i < n; ++i) {
+    const int j = i - (n - k);
+    const int64_t si = j < 0 ? 1 : in.shape[j];
+    const int64_t ri = ctx.attrs[i];
+    int64_t oi = 0;
+    if (ri < 0 || __builtin_mul_overflow(si, ri, &oi) || out.shape[i] != oi) {
+      throw InvalidArgument(RepeatMismatch(ctx));
+    }
+    if (oi == 0) empty = true;
+  }
+  if (empty) return true;
+  int64_t expect_stride = 1;
+  for (int i = n - 1; i >= 0; --i) {  // the kernels write the output as one contiguous array
+    if (out.stride[i] != expect_stride && out.shape[i] != 1) {
+      throw InvalidArgument("repeat: output strides " + ToString(out.stride.vec()) +
+                            " are not contiguous for shape " + out.shape.str());
+    }
+    expect_stride *= out.shape[i];
+  }
+  return false;
+}
+
+void CheckReduceSumToArgs(const KernelContext& ctx) {
+  CheckUnaryOperands("reduce_sum_to", ctx);
+  const TensorArg& in = ctx.inputs[0];
+  const TensorArg& out = ctx.outputs[0];
+  if (in.dtype == DType::kBool || out.dtype == DType::kBool) {
+    throw InvalidArgument(
+        "reduce_sum_to: dtype bool is not supported (cast the tensor to an integer dtype before "
+        "summing it)");
+  }
+  // Mixed 16-bit float / float32 lets a sum done in several passes keep float partial results.
+  auto is_half = [](DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; };
+  if (in.dtype != out.dtype && !((is_half(in.dtype) && out.dtype == DType::kFloat32) ||
+                                 (in.dtype == DType::kFloat32 && is_half(out.dtype)))) {
+    throw InvalidArgument("reduce_sum_to: input dtype " + to_string(in.dtype) +
+                          " differs from output dtype " + to_string(out.dtype) +
+                          " (only float16/bfloat16 <-> float32 may differ)");
+  }
+  const int n = in.shape.ndim();
+  if (out.shape.ndim() != n) {
+    throw InvalidArgument("reduce_sum_to: output shape " + out.shape.str() +
+                          " does not have the rank of input shape " + in.shape.str());
+  }
+  for (int i = 0; i < n; ++i) {
+    if (out.shape[i] != in.shape[i] && out.shape[i] != 1) {
+      throw InvalidArgument("reduce_sum_to: output shape " + out.shape.str() +
+                            " cannot be summed from input shape " + in.shape.str() + ": dim " +
+                            std::to_string(i) + " must be " + std::to_string(in.shape[i]) +
+                            " or 1");
+    }
+  }
+}
+
+}  // namespace ofl::kernels

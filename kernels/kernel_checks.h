@@ -1,0 +1,25 @@
+// The argument checks of the built-in kernels ("copy", "repeat", "reduce_sum_to"), one set for
+// every device type: the CPU kernels, the sim kernels (on the calling thread, before the work is
+// queued) and the CUDA kernels (before the launch) throw the same InvalidArgument, naming the
+// kernel, the argument and the values, before any memory is touched. The VM checks these
+// arguments before it calls a kernel; these checks keep a kernel called directly (a program's own
+// op, a test) from reading or writing out of bounds.
+#pragma once
+
+#include "kernels/kernel.h"
+
+namespace ofl::kernels {
+
+// One input and one output, each with one stride per dim.
+void CheckUnaryOperands(const char* op, const KernelContext& ctx);
+// "copy": the shapes and dtypes of input and output agree.
+void CheckCopyArgs(const KernelContext& ctx);
+// "repeat": one repeat count per output dim, none negative, the output shape the input shape times
+// the counts (no overflow), the same dtype, and (for a non-empty output) a contiguous output.
+// Returns whether the output is empty.
+bool CheckRepeatArgs(const KernelContext& ctx);
+// "reduce_sum_to": no bool; equal dtypes except float16/bfloat16 <-> float32; the same rank; each
+// output dim the input's or 1.
+void CheckReduceSumToArgs(const KernelContext& ctx);
+
+}  // namespace ofl::kernels
