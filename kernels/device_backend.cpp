@@ -88,7 +88,7 @@ DeviceBackend* TryGetBackend(DeviceType type) {
   if (b == nullptr && type == DeviceType::kCUDA) {
     static std::once_flag cuda_once;
     std::call_once(cuda_once, [] {
-      cuda::RegisterCudaKernels();
+      cuda::RegisterCudaKernels(DeviceType::kCUDA);
       Install(DeviceType::kCUDA, std::make_shared<cuda::CudaBackend>());
     });
     b = t.by_type[v].load(std::memory_order_acquire);

@@ -3,16 +3,19 @@
 #include <cuda_runtime.h>
 
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/kernel.h"
+#include "kernels/kernel_checks.h"
 #include "kernels/offset_calc.h"
 #include "oneflow_lite/error.h"
 
 namespace ofl::kernels::cuda {
+inline namespace OFL_CUDA_BUILD {
 namespace {
 
 template <int kBytes>
@@ -101,30 +104,28 @@ void Launch(const LoopDims<2>& d, void* out_ptr, const void* in_ptr, cudaStream_
     const OffsetCalc<2, Index> outer(d, last);
     const unsigned grid = GridFor(num_vectors, device);
     if (in_inner == 0) {
-      CopyVectors<T, Index, true>
-          <<<grid, kThreads, 0, stream>>>(out, in, num_vectors, row_div, outer);
+      LaunchKernel(&CopyVectors<T, Index, true>, grid, kThreads, 0, stream, out, in, num_vectors,
+                   row_div, outer);
     } else {
-      CopyVectors<T, Index, false>
-          <<<grid, kThreads, 0, stream>>>(out, in, num_vectors, row_div, outer);
+      LaunchKernel(&CopyVectors<T, Index, false>, grid, kThreads, 0, stream, out, in, num_vectors,
+                   row_div, outer);
     }
   } else {
-    CopyElements<T, Index>
-        <<<GridFor(n, device), kThreads, 0, stream>>>(out, in, n, OffsetCalc<2, Index>(d, d.ndim));
+    LaunchKernel(&CopyElements<T, Index>, GridFor(n, device), kThreads, 0, stream, out, in, n,
+                 OffsetCalc<2, Index>(d, d.ndim));
   }
-  CheckLaunch(Where(kernel, device));
+  CheckLaunch(kernel, device);
 }
 
 template <class T>
 void LaunchSized(const LoopDims<2>& d, void* out, const void* in, cudaStream_t stream, int device,
                  const char* kernel) {
-  if (FitsIn32Bits(d)) {
+  if (UseNarrowIndex(FitsIn32Bits(d))) {
     Launch<T, uint32_t>(d, out, in, stream, device, kernel);
   } else {
     Launch<T, uint64_t>(d, out, in, stream, device, kernel);
   }
 }
-
-std::vector<int64_t> Vec(const Shape& s) { return std::vector<int64_t>(s.begin(), s.end()); }
 
 }  // namespace
 
@@ -160,14 +161,19 @@ std::string Where(const char* kernel, int device_index) {
   return std::string(kernel) + " kernel on cuda:" + std::to_string(device_index);
 }
 
+void CheckLaunch(const char* kernel, int device_index) {
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) ThrowCudaError(err, "kernel launch", Where(kernel, device_index));
+}
+
 void LaunchCopy(const LoopDims<2>& d, void* out, const void* in, int element_size,
                 cudaStream_t stream, int device, const char* kernel) {
   const int64_t n = NumElements(d);
   if (n == 0) return;
   if (d.ndim == 0 || (d.ndim == 1 && d.stride[0][0] == 1 && d.stride[1][0] == 1)) {
-    Check(cudaMemcpyAsync(out, in, static_cast<size_t>(n) * element_size, cudaMemcpyDeviceToDevice,
-                          stream),
-          "cudaMemcpyAsync", Where(kernel, device));
+    const cudaError_t err = cudaMemcpyAsync(out, in, static_cast<size_t>(n) * element_size,
+                                            cudaMemcpyDeviceToDevice, stream);
+    if (err != cudaSuccess) ThrowCudaError(err, "cudaMemcpyAsync", Where(kernel, device));
     return;
   }
   switch (element_size) {
@@ -186,30 +192,22 @@ void LaunchCopy(const LoopDims<2>& d, void* out, const void* in, int element_siz
 }
 
 void CopyKernel(const KernelContext& ctx) {
-  const TensorArg& in = ctx.inputs.at(0);
-  const TensorArg& out = ctx.outputs.at(0);
+  CheckCopyArgs(ctx);
+  const TensorArg& in = ctx.inputs[0];
+  const TensorArg& out = ctx.outputs[0];
   if (out.shape.numel() == 0) return;
-  const std::vector<int64_t> size = Vec(out.shape), os = Vec(out.stride), is = Vec(in.stride);
   LoopDims<2> d;
-  CopyLoopDims(&d, out.shape.ndim(), size.data(), os.data(), is.data());
+  CopyLoopDims(&d, out.shape.ndim(), out.shape.data(), out.stride.data(), in.stride.data());
   LaunchCopy(d, out.data, in.data, static_cast<int>(element_size(out.dtype)),
              static_cast<cudaStream_t>(ctx.stream), ctx.device_index, "copy");
 }
 
 void RepeatKernel(const KernelContext& ctx) {
-  const TensorArg& in = ctx.inputs.at(0);
-  const TensorArg& out = ctx.outputs.at(0);
-  if (out.shape.numel() == 0) return;
-  const std::vector<int64_t> in_size = Vec(in.shape), in_stride = Vec(in.stride);
-  const int out_ndim = out.shape.ndim();
-  if (static_cast<int>(ctx.attrs.size()) != out_ndim || in.shape.ndim() > out_ndim) {
-    throw InvalidArgument(Where("repeat", ctx.device_index) + ": " +
-                          std::to_string(ctx.attrs.size()) + " repeat counts for an output of " +
-                          std::to_string(out_ndim) + " dim(s) and an input of " +
-                          std::to_string(in.shape.ndim()));
-  }
+  if (CheckRepeatArgs(ctx)) return;  // an empty output
+  const TensorArg& in = ctx.inputs[0];
+  const TensorArg& out = ctx.outputs[0];
   LoopDims<2> d;
-  if (!RepeatLoopDims(&d, in.shape.ndim(), in_size.data(), in_stride.data(), out_ndim,
+  if (!RepeatLoopDims(&d, in.shape.ndim(), in.shape.data(), in.stride.data(), out.shape.ndim(),
                       ctx.attrs.data())) {
     throw InvalidArgument(Where("repeat", ctx.device_index) +
                           ": more than 12 dims both repeated and tiled at once are not supported "
@@ -219,4 +217,5 @@ void RepeatKernel(const KernelContext& ctx) {
              static_cast<cudaStream_t>(ctx.stream), ctx.device_index, "repeat");
 }
 
+}  // namespace OFL_CUDA_BUILD
 }  // namespace ofl::kernels::cuda

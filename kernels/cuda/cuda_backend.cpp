@@ -8,6 +8,7 @@
 #include "kernels/log_warning.h"
 
 namespace ofl::kernels::cuda {
+inline namespace OFL_CUDA_BUILD {
 namespace {
 
 cudaStream_t AsStream(NativeStream s) { return static_cast<cudaStream_t>(s); }
@@ -224,4 +225,5 @@ std::string CudaBackend::memory_info(int index) {
   return "device free " + GiB(free_bytes) + " of " + GiB(total) + " (cudaMemGetInfo)";
 }
 
+}  // namespace OFL_CUDA_BUILD
 }  // namespace ofl::kernels::cuda

@@ -15,9 +15,11 @@
 #include <mutex>
 #include <string>
 
+#include "kernels/cuda/cuda_namespace.h"
 #include "oneflow_lite/extension.h"
 
 namespace ofl::kernels::cuda {
+inline namespace OFL_CUDA_BUILD {
 
 class CudaBackend final : public DeviceBackend {
  public:
@@ -64,6 +66,8 @@ void CopyKernel(const KernelContext& ctx);
 void RepeatKernel(const KernelContext& ctx);
 void ReduceSumToKernel(const KernelContext& ctx);
 void EmptyKernel(const KernelContext& ctx);
-void RegisterCudaKernels();
+// Registers them for `type`: DeviceType::kCUDA, or the host grid's device type in its tests.
+void RegisterCudaKernels(DeviceType type);
 
+}  // namespace OFL_CUDA_BUILD
 }  // namespace ofl::kernels::cuda

@@ -5,6 +5,7 @@
 #include "kernels/log_warning.h"
 
 namespace ofl::kernels::cuda {
+inline namespace OFL_CUDA_BUILD {
 namespace {
 
 // The errors after which the context cannot be used again. Those with a quoted reason are every
@@ -79,11 +80,6 @@ void ThrowCudaError(cudaError_t err, const char* call, const std::string& contex
   throw DeviceError(msg);
 }
 
-void CheckLaunch(const std::string& what) {
-  const cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) ThrowCudaError(err, "kernel launch", what);
-}
-
 DeviceGuard::DeviceGuard(int index) : index_(index) {
   Check(cudaGetDevice(&previous_), "cudaGetDevice");
   if (previous_ == index) {
@@ -111,4 +107,5 @@ DeviceGuard::~DeviceGuard() {
   }
 }
 
+}  // namespace OFL_CUDA_BUILD
 }  // namespace ofl::kernels::cuda

@@ -16,9 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/cuda_namespace.h"
 #include "oneflow_lite/extension.h"
 
 namespace ofl::kernels::cuda {
+inline namespace OFL_CUDA_BUILD {
 
 // One error that leaves the context unusable, and why (CUDA's documentation, driver_types.h).
 struct StickyError {
@@ -48,10 +50,6 @@ inline void Check(cudaError_t err, const char* call, const std::string& context 
   if (err != cudaSuccess) ThrowCudaError(err, call, context);
 }
 
-// After a kernel launch: a bad launch configuration or a sticky error from earlier work.
-// `what` names the kernel and the op ("copy kernel for op expand on cuda:0/compute").
-void CheckLaunch(const std::string& what);
-
 // Makes `index` current on this thread for the scope and restores the previous device. The
 // destructor cannot throw: a failed restore is cleared from the thread's last error (so that the
 // next call does not report it as its own) and logged as a warning (kernels/log_warning.h).
@@ -67,4 +65,5 @@ class DeviceGuard {
   int previous_ = -1;
 };
 
+}  // namespace OFL_CUDA_BUILD
 }  // namespace ofl::kernels::cuda

@@ -1,18 +1,52 @@
-// Launch configuration and the copy engine shared by the CUDA kernels (host side).
+// Launch configuration, the launch itself and the copy engine shared by the CUDA kernels (host
+// side).
 #pragma once
 
 #include <cuda_runtime_api.h>
+#if defined(OFL_CUDA_HOST_GRID)
+#include <cuda_runtime.h>  // the host grid's Launch (tests/cuda_host/shim)
+#endif
 
 #include <cstdint>
 #include <string>
 
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_namespace.h"
 #include "kernels/index_util.h"
 #include "oneflow_lite/extension.h"
 
 namespace ofl::kernels::cuda {
+inline namespace OFL_CUDA_BUILD {
 
 // Threads per block of the elementwise kernels.
 constexpr int kThreads = 256;
+
+#if defined(__CUDACC__) || defined(OFL_CUDA_HOST_GRID)
+// Every kernel launch goes through here: `kernel<<<grid, block, shared_bytes, stream>>>(args...)`
+// under nvcc; on the CPU, under the host grid (tests/cuda_host/host_grid.h), the same kernel runs
+// on an emulated grid, which has no `<<<>>>`. The caller checks the launch with CheckLaunch.
+template <class... Params, class... Args>
+void LaunchKernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
+                  cudaStream_t stream, Args... args) {
+#if defined(OFL_CUDA_HOST_GRID)
+  ::ofl::cuda_host::Launch(kernel, grid, block, shared_bytes, stream, args...);
+#else
+  kernel<<<grid, block, shared_bytes, stream> > >(args...);
+#endif
+}
+#endif
+
+// Whether a launch takes its 32-bit index path: when every index and offset `fits` in 32 bits.
+// The host grid can force the 64-bit path, so that small tensors exercise it too.
+inline bool UseNarrowIndex(bool fits) {
+#if defined(OFL_CUDA_HOST_GRID)
+  const bool narrow = fits && !::ofl::cuda_host::WideIndex();
+  ::ofl::cuda_host::CountIndexPath(narrow);
+  return narrow;
+#else
+  return fits;
+#endif
+}
 
 // Blocks for `work` items handled one per thread in a grid-stride loop: enough to fill the device
 // (a few waves of blocks per SM), never more than the work needs. The SM count is read once per
@@ -22,6 +56,10 @@ unsigned GridFor(int64_t work, int device_index);
 // "<kernel> kernel on cuda:<index>" for launch errors (the VM adds the op and the stream).
 std::string Where(const char* kernel, int device_index);
 
+// After a launch: throws for a bad launch configuration or a sticky error from earlier work,
+// naming `kernel` and the device (the name is built on that path only).
+void CheckLaunch(const char* kernel, int device_index);
+
 // Runs the simplified copy loop nest `d` (operand 0 the output, 1 the input; strides in elements)
 // for elements of `element_size` bytes: cudaMemcpyAsync when both are one contiguous run, 16-byte
 // vector loads and stores when the innermost output run is contiguous and aligned (the input
@@ -30,4 +68,5 @@ std::string Where(const char* kernel, int device_index);
 void LaunchCopy(const LoopDims<2>& d, void* out, const void* in, int element_size,
                 cudaStream_t stream, int device_index, const char* kernel);
 
+}  // namespace OFL_CUDA_BUILD
 }  // namespace ofl::kernels::cuda

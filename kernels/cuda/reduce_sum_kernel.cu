@@ -2,9 +2,11 @@
 // floating-point atomics. Every output element is summed by a fixed group of threads in a fixed
 // order (a strided partial sum per thread, then a tree over the group in shared memory), so the
 // result depends only on the shapes, strides and the launch configuration, which depends only on
-// them and on the device's SM count. Accuracy matches the CPU kernel's rules: float types
-// accumulate in double and 16-bit outputs are rounded once from it; integers sum exactly mod 2^64;
-// a summed dim the input broadcasts is a multiplication, rounded once.
+// them and on the device's SM count. Accuracy follows the CPU kernel's rules: float types
+// accumulate in double and 16-bit outputs are rounded once from it; each thread's partial sum goes
+// through a cascade of accumulators (Cascade below: no level adds more than 64 sums, or about
+// n^(1/4) of a thread's n terms), so a long float64 sum keeps the CPU's accuracy; integers sum
+// exactly mod 2^64; a summed dim the input broadcasts is a multiplication, rounded once.
 //
 // Two layouts:
 // - columns: the output's innermost dim is the input's fastest, so 32 consecutive outputs read 32
@@ -24,10 +26,12 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/kernel.h"
+#include "kernels/kernel_checks.h"
 #include "kernels/offset_calc.h"
 #include "oneflow_lite/error.h"
 
 namespace ofl::kernels::cuda {
+inline namespace OFL_CUDA_BUILD {
 namespace {
 
 struct Half {
@@ -62,6 +66,47 @@ struct Num<BHalf> {
   __device__ static BHalf Store(Acc a) { return BHalf{__bfloat16_as_ushort(__double2bfloat16(a))}; }
 };
 
+// One thread's partial sum of its terms, in their order: level 0 adds `step` terms, then goes
+// into level 1; level k goes into level k + 1 after every step^k terms; the total adds the levels
+// from the top down. `step` is a power of two, at least 64, with step^4 at least the thread's term
+// count, so no level adds more than `step` values (the CPU kernel's scheme). Integers need none.
+template <class Acc>
+struct Cascade {
+  static constexpr bool kUsed = !std::is_integral_v<Acc>;
+  Acc level[4] = {0, 0, 0, 0};
+  uint64_t count = 0;
+  unsigned shift = 6;
+
+  __device__ explicit Cascade(uint64_t terms) {
+    if constexpr (kUsed) {
+      while ((uint64_t{1} << (4 * shift)) < terms && shift < 15) ++shift;
+    }
+  }
+  __device__ void Add(Acc x) {
+    level[0] += x;
+    if constexpr (kUsed) {
+      ++count;
+      const uint64_t mask = (uint64_t{1} << shift) - 1;
+      if ((count & mask) != 0) return;
+      level[1] += level[0];
+      level[0] = 0;
+      if (((count >> shift) & mask) != 0) return;
+      level[2] += level[1];
+      level[1] = 0;
+      if (((count >> (2 * shift)) & mask) != 0) return;
+      level[3] += level[2];
+      level[2] = 0;
+    }
+  }
+  __device__ Acc Total() const { return ((level[3] + level[2]) + level[1]) + level[0]; }
+};
+
+// The number of terms a thread takes when `lanes` threads share `terms` (the first ones).
+template <class Index>
+__device__ uint64_t TermsPerThread(Index terms, unsigned lanes) {
+  return (static_cast<uint64_t>(terms) + lanes - 1) / lanes;
+}
+
 constexpr int kColLanes = 32;  // outputs per block (columns layout)
 constexpr int kColRows = 16;   // threads splitting each output's sum
 constexpr int kMaxGroup = 256;
@@ -75,17 +120,17 @@ __global__ void ReduceColumns(TOut* __restrict__ out, const TIn* __restrict__ in
   const Index tiles = (outputs + kColLanes - 1) / kColLanes;
   for (Index tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const Index o = tile * kColLanes + threadIdx.x;
-    Acc acc = 0;
+    Cascade<Acc> acc(TermsPerThread(terms, kColRows));
     Index off[2] = {0, 0};
     if (o < outputs) {
       kept.Get(o, off);
       for (Index j = threadIdx.y; j < terms; j += kColRows) {
         Index r[1];
         summed.Get(j, r);
-        acc += Num<TIn>::Load(in[off[1] + r[0]]);
+        acc.Add(Num<TIn>::Load(in[off[1] + r[0]]));
       }
     }
-    partial[threadIdx.y][threadIdx.x] = acc;
+    partial[threadIdx.y][threadIdx.x] = acc.Total();
     __syncthreads();
     for (int s = kColRows / 2; s > 0; s >>= 1) {
       if (threadIdx.y < s)
@@ -113,17 +158,17 @@ __global__ void ReduceRows(TOut* __restrict__ out, const TIn* __restrict__ in, I
   const Index groups = (outputs + per_block - 1) / per_block;
   for (Index g = blockIdx.x; g < groups; g += gridDim.x) {
     const Index o = g * per_block + threadIdx.y;
-    Acc acc = 0;
+    Cascade<Acc> acc(TermsPerThread(terms, blockDim.x));
     Index off[2] = {0, 0};
     if (o < outputs) {
       kept.Get(o, off);
       for (Index j = lane; j < terms; j += blockDim.x) {
         Index r[1];
         summed.Get(j, r);
-        acc += Num<TIn>::Load(in[off[1] + r[0]]);
+        acc.Add(Num<TIn>::Load(in[off[1] + r[0]]));
       }
     }
-    partial[slot + lane] = acc;
+    partial[slot + lane] = acc.Total();
     __syncthreads();
     for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
       if (lane < s) partial[slot + lane] += partial[slot + lane + s];
@@ -157,8 +202,8 @@ void LaunchTyped(const Plan& p, void* out, const void* in, cudaStream_t stream, 
   if (p.columns) {
     const int64_t tiles = (static_cast<int64_t>(outputs) + kColLanes - 1) / kColLanes;
     const unsigned grid = GridFor(tiles * kThreads, device);
-    ReduceColumns<TIn, TOut, Index><<<grid, dim3(kColLanes, kColRows), 0, stream>>>(
-        o, i, outputs, terms, kept, summed, factor);
+    LaunchKernel(&ReduceColumns<TIn, TOut, Index>, grid, dim3(kColLanes, kColRows), 0, stream, o, i,
+                 outputs, terms, kept, summed, factor);
   } else {
     // Few outputs with long sums: a whole block of 256 threads per output; otherwise one group
     // of 32 per output, 8 outputs per block.
@@ -166,15 +211,15 @@ void LaunchTyped(const Plan& p, void* out, const void* in, cudaStream_t stream, 
     const dim3 block = wide ? dim3(kMaxGroup, 1) : dim3(32, 8);
     const int64_t groups = (static_cast<int64_t>(outputs) + block.y - 1) / block.y;
     const unsigned grid = GridFor(groups * kThreads, device);
-    ReduceRows<TIn, TOut, Index>
-        <<<grid, block, 0, stream>>>(o, i, outputs, terms, kept, summed, factor);
+    LaunchKernel(&ReduceRows<TIn, TOut, Index>, grid, block, 0, stream, o, i, outputs, terms, kept,
+                 summed, factor);
   }
-  CheckLaunch(Where("reduce_sum_to", device));
+  CheckLaunch("reduce_sum_to", device);
 }
 
 template <class TIn, class TOut>
 void LaunchIndex(const Plan& p, void* out, const void* in, cudaStream_t stream, int device) {
-  if (p.fits32) {
+  if (UseNarrowIndex(p.fits32)) {
     LaunchTyped<TIn, TOut, uint32_t>(p, out, in, stream, device);
   } else {
     LaunchTyped<TIn, TOut, uint64_t>(p, out, in, stream, device);
@@ -213,9 +258,9 @@ void Dispatch(const Plan& p, DType tin, DType tout, void* out, const void* in, c
     if (tout == DType::kFloat16) return LaunchIndex<float, Half>(p, out, in, stream, device);
     if (tout == DType::kBFloat16) return LaunchIndex<float, BHalf>(p, out, in, stream, device);
   }
-  throw InvalidArgument("reduce_sum_to: input dtype " + to_string(tin) +
-                        " differs from output dtype " + to_string(tout) +
-                        " (only float16/bfloat16 <-> float32 may differ)");
+  // CheckReduceSumToArgs refused every other pair.
+  throw InvalidArgument("reduce_sum_to: no CUDA kernel for input dtype " + to_string(tin) +
+                        " and output dtype " + to_string(tout));
 }
 
 bool Fits32(const Plan& p) {
@@ -238,24 +283,18 @@ bool Fits32(const Plan& p) {
 }  // namespace
 
 void ReduceSumToKernel(const KernelContext& ctx) {
-  const TensorArg& in = ctx.inputs.at(0);
-  const TensorArg& out = ctx.outputs.at(0);
+  CheckReduceSumToArgs(ctx);
+  const TensorArg& in = ctx.inputs[0];
+  const TensorArg& out = ctx.outputs[0];
   const auto stream = static_cast<cudaStream_t>(ctx.stream);
-  if (in.dtype == DType::kBool || out.dtype == DType::kBool) {
-    throw InvalidArgument(
-        "reduce_sum_to: dtype bool is not supported (cast the tensor to an integer dtype before "
-        "summing it)");
-  }
   const int n = in.shape.ndim();
-  if (out.shape.ndim() != n) {
-    throw InvalidArgument("reduce_sum_to: output shape " + out.shape.str() +
-                          " does not have the rank of input shape " + in.shape.str());
-  }
   if (out.shape.numel() == 0) return;
   if (in.shape.numel() == 0) {  // every sum is over nothing: zeros
-    Check(cudaMemsetAsync(out.data, 0,
-                          static_cast<size_t>(out.shape.numel()) * element_size(out.dtype), stream),
-          "cudaMemsetAsync", Where("reduce_sum_to", ctx.device_index));
+    const cudaError_t err = cudaMemsetAsync(
+        out.data, 0, static_cast<size_t>(out.shape.numel()) * element_size(out.dtype), stream);
+    if (err != cudaSuccess) {
+      ThrowCudaError(err, "cudaMemsetAsync", Where("reduce_sum_to", ctx.device_index));
+    }
     return;
   }
   Plan p;
@@ -263,16 +302,10 @@ void ReduceSumToKernel(const KernelContext& ctx) {
     const int64_t d = in.shape[i];
     if (out.shape[i] == d) {
       PushDim(&p.kept, d, {out.stride[i], in.stride[i]});
-    } else if (out.shape[i] == 1) {
-      if (in.stride[i] == 0) {
-        p.factor *= d;
-      } else {
-        PushDim(&p.summed, d, {in.stride[i]});
-      }
+    } else if (in.stride[i] == 0) {  // summed to 1 (kernel_checks.h)
+      p.factor *= d;
     } else {
-      throw InvalidArgument("reduce_sum_to: output shape " + out.shape.str() +
-                            " cannot be summed from input shape " + in.shape.str() + ": dim " +
-                            std::to_string(i) + " must be " + std::to_string(d) + " or 1");
+      PushDim(&p.summed, d, {in.stride[i]});
     }
   }
   if (p.summed.ndim == 0 && p.factor == 1 && in.dtype == out.dtype) {  // nothing to sum: a copy
@@ -296,11 +329,12 @@ void ReduceSumToKernel(const KernelContext& ctx) {
 
 void EmptyKernel(const KernelContext& /*ctx*/) {}
 
-void RegisterCudaKernels() {
-  RegisterBuiltinKernel("copy", DeviceType::kCUDA, &CopyKernel);
-  RegisterBuiltinKernel("repeat", DeviceType::kCUDA, &RepeatKernel);
-  RegisterBuiltinKernel("reduce_sum_to", DeviceType::kCUDA, &ReduceSumToKernel);
-  RegisterBuiltinKernel("empty", DeviceType::kCUDA, &EmptyKernel);
+void RegisterCudaKernels(DeviceType type) {
+  RegisterBuiltinKernel("copy", type, &CopyKernel);
+  RegisterBuiltinKernel("repeat", type, &RepeatKernel);
+  RegisterBuiltinKernel("reduce_sum_to", type, &ReduceSumToKernel);
+  RegisterBuiltinKernel("empty", type, &EmptyKernel);
 }
 
+}  // namespace OFL_CUDA_BUILD
 }  // namespace ofl::kernels::cuda

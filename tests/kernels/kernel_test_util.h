@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "host_grid_device.h"
 #include "kernels/device_backend.h"
 #include "kernels/kernel.h"
 #include "oneflow_lite/device.h"
@@ -261,10 +262,13 @@ inline bool IsFloat(DType d) {
 // The device the value tests run their kernels on: OFL_TEST_DEVICE ("cpu" when unset; "sim:0" or
 // "sim:1" for the simulated asynchronous accelerator). CTest runs the suite once per device, so
 // the same references check every backend's kernels.
+// "cudahost:N" is the CUDA kernels run on the host grid (tests/cuda_host/host_grid_device.h).
 inline Device KernelTestDevice() {
   static const Device device = [] {
     const char* v = std::getenv("OFL_TEST_DEVICE");
-    return Device(v != nullptr && *v != '\0' ? v : "cpu");
+    const std::string name = v != nullptr && *v != '\0' ? v : "cpu";
+    if (name.rfind(cuda_host::kDeviceTypeName, 0) == 0) cuda_host::RegisterHostGridDevice();
+    return Device(name);
   }();
   return device;
 }
@@ -279,6 +283,9 @@ struct Extent {
 };
 
 inline Extent ExtentOf(const TensorArg& a) {
+  // A malformed operand (a stride count that is not the rank, which the kernel must refuse before
+  // reading anything): one element, so that the kernel sees a real device pointer.
+  if (a.stride.ndim() != a.shape.ndim()) return {0, 1};
   if (a.shape.numel() == 0) return {};
   int64_t lo = 0;
   int64_t hi = 0;
@@ -413,6 +420,7 @@ inline void RunKernel(const std::string& op, const KernelContext& ctx) {
   // GetBackend first: it registers the kernels of a built-in device type (sim) on first use.
   DeviceBackend* backend = GetBackend(device.type());
   const KernelFn kernel = FindKernel(op, device.type());
+  backend->set_device(device.index());  // as a stream's worker does: launches go to this device
   detail::DeviceLaunch launch(backend, device);
   KernelContext dev_ctx;
   dev_ctx.attrs = ctx.attrs;
