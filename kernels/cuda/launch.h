@@ -31,7 +31,9 @@ void LaunchKernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t share
 #if defined(OFL_CUDA_HOST_GRID)
   ::ofl::cuda_host::Launch(kernel, grid, block, shared_bytes, stream, args...);
 #else
-  kernel<<<grid, block, shared_bytes, stream> > >(args...);
+  // clang-format off
+  kernel<<<grid, block, shared_bytes, stream>>>(args...);
+  // clang-format on
 #endif
 }
 #endif
