@@ -159,12 +159,14 @@ TEST(CheckNcclResultTest, InProgressFromABlockingCommunicatorIsNotTrusted) {
   EXPECT_EQ(comm.aborts, 1);
 }
 
-// A wait over fakes: `done_after` polls until the collective completes (-1: never), `error_at`
-// the poll at which the communicator reports `error` (-1: never).
+// A wait over fakes: the collective completes at the `done_after`-th completion query (-1:
+// never); the communicator reports `error` from the `error_at`-th asynchronous-error query on
+// (-1: never).
 struct FakeCollective {
   FakeComm comm;
   FakeClock clock;
-  int polls = 0;
+  int done_polls = 0;
+  int error_polls = 0;
   int done_after = -1;
   int error_at = -1;
   int error = kRemoteError;
@@ -174,10 +176,9 @@ struct FakeCollective {
     w.where = kWhere;
     w.timeout_s = timeout_s;
     w.started = [this] { return starts; };
-    w.done = [this] { return done_after >= 0 && polls >= done_after; };
+    w.done = [this] { return done_after >= 0 && ++done_polls >= done_after; };
     w.async_error = [this] {
-      ++polls;
-      return error_at >= 0 && polls >= error_at ? error : kSuccess;
+      return error_at >= 0 && ++error_polls >= error_at ? error : kSuccess;
     };
     w.failure = comm.Hooks();
     clock.Attach(&w);
@@ -189,7 +190,7 @@ TEST(WaitCollectiveTest, ACompletedCollectiveReturnsWithoutAbort) {
   FakeCollective c;
   c.done_after = 5;
   WaitCollective(c.Wait(30));
-  EXPECT_EQ(c.polls, 5);
+  EXPECT_EQ(c.done_polls, 5);
   EXPECT_EQ(c.comm.aborts, 0);
 }
 
@@ -198,7 +199,7 @@ TEST(WaitCollectiveTest, APeerErrorEndsTheWaitNamingTheRankAndCollectiveAndAbort
   c.error_at = 3;  // a peer died: NCCL reports a remote error while the collective spins
   const std::string msg = MessageOf<DeviceError>([&] { WaitCollective(c.Wait(30)); });
   EXPECT_EQ(c.comm.aborts, 1);
-  EXPECT_EQ(c.polls, 3);
+  EXPECT_EQ(c.error_polls, 3);
   EXPECT_NE(msg.find("rank 1"), std::string::npos) << msg;
   EXPECT_NE(msg.find("NcclAllReduceSum over ranks [0, 1]"), std::string::npos) << msg;
   EXPECT_NE(msg.find("boxing P->B (all-reduce) #3"), std::string::npos) << msg;
