@@ -21,6 +21,7 @@
 // status agreement): only this worker calls MPI there, in the same order on every rank. (Channel
 // 0, which coll::Broadcast uses, is the host collective stream's: a second thread's collective on
 // it could pair with a different one on another rank.)
+// Which error each failure raises, and what happens to the communicator: nccl_collectives.h.
 // No lock is held across a blocking call: the cache's mutex guards only lookups, inserts, erases
 // and claims; the MPI exchanges, ncclCommInitRank, ncclCommAbort, ncclCommDestroy and the wait run
 // outside it.
