@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/collective/collectives.h"
+#include "kernels/collective/nccl_collectives.h"
 #include "kernels/collective/rank_list.h"
 #include "oneflow_lite/error.h"
 #include "vm/log.h"
@@ -96,14 +97,16 @@ void CollectivePolicy::Compute(Instruction* instr) {
   }
   std::vector<int> statuses;
   {
+    const double timeout_s = VirtualMachine::Get().wait_timeout();
     const kernels::collective::WatchedCollective watched(
-        id_, VirtualMachine::Get().wait_timeout(),
-        [](const std::string& report) { Logger().warn("{}", report); });
+        id_, timeout_s, [](const std::string& report) { Logger().warn("{}", report); });
     // The agreement: a collective runs on every rank or on none. Blob-less ones (the shape
     // exchange) cannot fail here, but exchange too, so that every collective begins alike (an
     // out-of-step pair still meets in OFL_CHECK_COLLECTIVES's check, which comes next).
     if (id_.ranks.size() > 1) {
       const Device& device = instr->stream()->device();
+      // A GPU's channel is also where its NCCL collectives agree on their communicator
+      // (kernels/collective/nccl_collectives.cpp): the same worker, in the same order everywhere.
       const int channel = device.type() == DeviceType::kCPU ? 0 : 1 + device.index();
       statuses = coll::GatherStatus(status, id_.ranks, channel);
     } else {
@@ -117,6 +120,9 @@ void CollectivePolicy::Compute(Instruction* instr) {
       out.reserve(outputs_.size());
       for (const BlobArg& a : inputs_) in.push_back(a.Resolve());
       for (const BlobArg& a : outputs_) out.push_back(a.Resolve());
+      // An NCCL collective waits for its completion on this worker and gives up (aborting its
+      // communicator) after the watchdog's timeout, naming this collective.
+      const coll::NcclCollectiveScope nccl_scope(op_name_, id_, timeout_s);
       run_(in, out, instr->stream()->native());
       return;
     }

@@ -38,8 +38,9 @@ class CollectivePolicy final : public InstructionPolicy {
   // `run` gets the resolved inputs and outputs (host pointers) and makes the blocking calls; while
   // it runs, the collective watchdog watches `id` (kernels/collective/watchdog.h) with the VM's
   // hang timeout and logs its report as a warning.
-  // `stream` is the native stream of the instruction's stream: an asynchronous device (NCCL on a
-  // GPU) enqueues there and returns; MPI ignores it and blocks.
+  // `stream` is the native stream of the instruction's stream: NCCL on a GPU enqueues there and
+  // waits for the device to complete it (up to the same timeout, then it aborts its communicator:
+  // kernels/collective/nccl_collectives.h); MPI ignores it and blocks.
   using Run =
       std::function<void(const std::vector<kernels::TensorArg>& inputs,
                          const std::vector<kernels::TensorArg>& outputs, NativeStream stream)>;
