@@ -1,41 +1,73 @@
 #!/usr/bin/env bash
 # tools/gpu_check.sh: the whole GPU check of oneflow_lite. Every test suite (the functional, kernel
-# and VM suites on cuda:0 too), compute-sanitizer (memcheck, racecheck, synccheck) over the CUDA
-# suites, ofl_bench_cuda and its PyTorch counterpart, then a summary with the ratios.
+# and VM suites on cuda:0 too), the global suite under mpiexec with NCCL on cuda placements,
+# compute-sanitizer (memcheck, racecheck, synccheck) over the CUDA suites, ofl_bench_cuda and its
+# PyTorch counterpart, each step with its own summary (and the ratios of the benchmarks).
 #
-# It is built on this project's machine (nvcc and the Debian packages, no GPU) and run on a GPU
-# machine that has nvcc, CMake, ninja, compute-sanitizer and PyTorch but no package registry (so
-# no oneTBB, spdlog, GoogleTest or Google Benchmark): `build-here` packs the binaries with the
-# shared libraries they need into a small bundle, and `run` runs everything from the bundle.
+# It is built on this project's machine (nvcc, NCCL and the Debian packages, no GPU) and run on a
+# GPU machine that has nvcc, CMake, ninja, compute-sanitizer and PyTorch but no package registry
+# (so no oneTBB, spdlog, GoogleTest, Google Benchmark or OpenMPI): `build-here` packs the binaries
+# with the shared libraries and the OpenMPI runtime they need into a bundle, and `run` runs the
+# steps from the bundle.
 #
 #   bash tools/gpu_check.sh build-here build-gpu
-#       here: configure and build build-gpu (Release, CUDA for sm_90, tests and benchmarks, no
-#       MPI, no ofl_vm_trace), then pack build-gpu/gpu-bundle: the test and benchmark binaries,
-#       liboneflow_lite, the shared libraries from /usr/lib and /lib that the GPU machine lacks
-#       (shlibs/), and the test list (tests.list: CTest's tests with paths relative to the bundle).
-#       OFL_GPU_CHECK_JOBS (default 1) sets the build's parallelism, OFL_GPU_CHECK_CMAKE_ARGS adds
-#       configure arguments.
+#       here: configure and build build-gpu (Release, CUDA for sm_90, MPI and NCCL, tests and
+#       benchmarks, no ofl_vm_trace), then pack build-gpu/gpu-bundle: the test and benchmark
+#       binaries, liboneflow_lite, the shared libraries from /usr/lib and /lib that the GPU machine
+#       lacks (shlibs/), OpenMPI's runtime (openmpi/: mpiexec, orted, the MCA components it
+#       dlopens, its help texts and settings, and PMIx's plugins; `run` points OpenMPI at it with
+#       OPAL_* and PMIX_* variables, so it works from wherever the bundle lies), and the test list
+#       (tests.list: CTest's tests with paths relative to the bundle). OFL_GPU_CHECK_JOBS (default:
+#       nproc) sets the build's parallelism, OFL_GPU_CHECK_CMAKE_ARGS adds configure arguments.
 #
-#   With the device tool: run(command="bash tools/gpu_check.sh run build-gpu",
-#                             carry=["build-gpu/gpu-bundle"], timeout_s=600)
-#       The tool copies the repo root to an unknown path there: nothing in the bundle depends on
-#       the absolute path it was built at. Results (summary.txt, logs, the benchmarks' JSON) go
-#       to $OFL_GPU_CHECK_OUT, else to $OUT (the tool's folder that comes back), else to
-#       <bundle>/results. A call may run at most 10 minutes: name steps to split the check, e.g.
-#         bash tools/gpu_check.sh run build-gpu tests
-#         bash tools/gpu_check.sh run build-gpu sanitizer bench torch
-#       (steps: tests sanitizer bench torch; the library check, nvidia-smi and the summary always
-#       run).
+#   bash tools/gpu_check.sh run build-gpu STEP...
+#       runs the named steps from the bundle, then prints a summary of what this call ran. Steps:
+#         tests      every CTest test of the bundle (those that need mpiexec excepted: see global),
+#                    the cuda:0 runs of the functional, kernel and VM suites included
+#         global     ofl_test_global under the bundle's `mpiexec -n 1`: the cpu part of the global
+#                    suite, and its CudaPlacementTest cases on NCCL (one rank only: NCCL refuses two
+#                    ranks on one GPU); with a GPU a skipped CudaPlacementTest case is a failure
+#         memcheck   compute-sanitizer --tool memcheck over ofl_test_functional and ofl_test_kernels
+#         racecheck  the same with racecheck       (each: 2 runs, a gtest filter and a time limit
+#         synccheck  the same with synccheck        each; no GPU: skipped)
+#         bench      ofl_bench_cuda (no GPU: every case skipped with the reason)
+#         torch      tools/bench/torch_cuda_bench.py, PyTorch timed as ofl_bench_cuda times itself
+#       No step named: every step in that order (a machine of your own; over 10 minutes on a GPU).
+#       The library check (ldd) and nvidia-smi always run first.
 #
-#   bash tools/gpu_check.sh run build-gpu    (on a machine without a GPU)
-#       runs the CPU part (every test that does not need a GPU, the benchmarks' skip paths),
-#       prints "no GPU: <reason>" and exits 0 unless that part failed.
+#   With the device tool (one command at most 10 minutes, 30 minutes of device time a session),
+#   five calls, in this order, each with carry=["build-gpu/gpu-bundle"] and timeout_s=600:
+#       run(command="bash tools/gpu_check.sh run build-gpu tests")               about 2-4 min
+#       run(command="bash tools/gpu_check.sh run build-gpu global bench torch")  about 1-3 min
+#       run(command="bash tools/gpu_check.sh run build-gpu memcheck")    at most about 5 min each:
+#       run(command="bash tools/gpu_check.sh run build-gpu racecheck")   2 runs of at most 140 s
+#       run(command="bash tools/gpu_check.sh run build-gpu synccheck")   (+10 s to stop one)
+#   (the first two are estimates from the CPU part's times, no GPU figures yet; the budget below
+#   bounds every call). The tool copies
+#   the repo root to an unknown path there: nothing in the bundle depends on the absolute path it
+#   was built at. Results (summary.txt, logs, the benchmarks' JSON) go to $OFL_GPU_CHECK_OUT, else
+#   to $OUT (the tool's folder that comes back), else to <bundle>/results.
 #
-# Each step's failure is counted, never fatal; the exit status is 1 when any step failed.
-# Knobs for `run`: OFL_GPU_CHECK_SANITIZER_TIMEOUT (seconds per sanitizer run, default 120),
-# OFL_GPU_CHECK_MEMCHECK_FUNCTIONAL / _MEMCHECK_KERNELS / _RACE_FUNCTIONAL / _RACE_KERNELS
-# (gtest filters), OFL_GPU_CHECK_BENCH_ARGS (default "--benchmark_min_time=0.2
-# --benchmark_repetitions=3").
+#   bash tools/gpu_check.sh run build-gpu [STEP...]    (on a machine without a GPU)
+#       runs the CPU part (every test that does not need a GPU, the global suite's cpu part under
+#       the bundle's mpiexec, the benchmarks' skip paths), prints "no GPU: <reason>" and exits 0
+#       unless that part failed.
+#
+# Outcomes. A step is PASS, FAIL, SKIP (no GPU) or INCOMPLETE; each is counted, none is fatal.
+# A test run that times out is a FAIL, as under CTest (a hang is a finding). A compute-sanitizer run
+# that times out is not: it is reported as "timed out after N s" and makes its step INCOMPLETE
+# (nothing checked past that point; narrow its filter or raise the limit), unless the sanitizer had
+# already reported errors, which make it a FAIL. Every run's limit is also capped by the call's
+# budget (OFL_GPU_CHECK_BUDGET, default 560 s, under the device tool's 600 s), so that the summary
+# is always printed: a run cut short by the budget, or not started because it was spent, makes its
+# step INCOMPLETE too. Exit status: 1 when a step failed, else 3 when a step is INCOMPLETE, else 0
+# (2: bad usage or no bundle).
+#
+# Knobs for `run`: OFL_GPU_CHECK_SANITIZER_TIMEOUT (seconds per compute-sanitizer run, default
+# 140), OFL_GPU_CHECK_{MEMCHECK,RACECHECK,SYNCCHECK}_{FUNCTIONAL,KERNELS} (the runs' gtest filters),
+# OFL_GPU_CHECK_GLOBAL_TIMEOUT (default 300; each benchmark has 300 s), OFL_GPU_CHECK_BENCH_ARGS
+# (default "--benchmark_min_time=0.2 --benchmark_repetitions=3"), OFL_GPU_CHECK_TORCH_ARGS (default
+# "--min-time 0.2 --repetitions 3": the same settings), OFL_GPU_CHECK_BUDGET.
 set -uo pipefail
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -50,14 +82,15 @@ die() {
 
 configure_and_build() {
   local dir=$1
-  # MPI off: OpenMPI's libraries and mpiexec are not on the GPU machine. ofl_vm_trace off: its
-  # CLI tests run through cmake -P, which the bundle does not carry.
+  # MPI and NCCL on: the bundle carries OpenMPI's runtime (pack_openmpi), so the global suite runs
+  # NCCL on the GPU machine. ofl_vm_trace off: its CLI tests run through cmake -P, which the
+  # bundle does not carry.
   # shellcheck disable=SC2086  # OFL_GPU_CHECK_CMAKE_ARGS is a list of arguments
   cmake -S "$SRC" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOFL_WITH_CUDA=ON \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DOFL_BUILD_TESTS=ON -DOFL_BUILD_BENCH=ON \
-    -DOFL_BENCH_WITH_TORCH=OFF -DOFL_WITH_MPI=OFF -DOFL_BUILD_TOOLS=OFF \
+    -DOFL_BENCH_WITH_TORCH=OFF -DOFL_WITH_MPI=ON -DOFL_WITH_NCCL=ON -DOFL_BUILD_TOOLS=OFF \
     ${OFL_GPU_CHECK_CMAKE_ARGS:-} || return 1
-  cmake --build "$dir" -j "${OFL_GPU_CHECK_JOBS:-1}"
+  cmake --build "$dir" -j "${OFL_GPU_CHECK_JOBS:-$(nproc)}"
 }
 
 # Writes <bundle>/tests.list from CTest's own list: one `run_test` line per test whose command is
@@ -170,6 +203,67 @@ copy_shared_libraries() {
     awk '$2 == "=>" && $3 ~ /^\/(usr\/)?lib/ { print $1, $3 }' | sort -u)
 }
 
+# OpenMPI's runtime (OpenMPI 4: orterun, orted), for `mpiexec -n 1` and for the singleton
+# MPI_Init of a test binary started without mpiexec (it starts orted), laid out as a prefix of its
+# own under <bundle>/openmpi with fixed names, so that `run` can point OpenMPI and PMIx at it
+# (openmpi_env):
+#   bin/        mpiexec (a copy of orterun), orterun, orted
+#   lib/mca/    the MCA components OpenMPI dlopens (its pkglibdir), less those for fabrics a one-node
+#               run does not use (UCX, libfabric, verbs, PSM) and OpenSHMEM's, whose libraries
+#               would only add size
+#   share/openmpi/  its help texts (pkgdatadir); etc/: its settings (sysconfdir)
+#   pmix/lib/pmix/, pmix/share/pmix/   the plugins and help texts of the PMIx it uses, if external
+# The libraries all of them link (libmpi, libopen-pal, libopen-rte, libpmix, libhwloc, libevent,
+# ...) go to shlibs/ with the rest. Prints the files to hand to copy_shared_libraries.
+pack_openmpi() {
+  local bundle=$1 mpi=$1/openmpi
+  command -v ompi_info >/dev/null ||
+    { echo "ompi_info not found: the bundle needs OpenMPI (openmpi-bin)" >&2 && return 1; }
+  local -A mpidir=()
+  local key value
+  while IFS=: read -r _ key value; do
+    mpidir[$key]=$value
+  done < <(ompi_info --path all --parsable | grep '^path:')
+  local version
+  version=$(ompi_info --parsable | awk -F: '$1 == "ompi" && $2 == "version" && $3 == "full" { print $4 }')
+  [[ -x ${mpidir[bindir]:-}/orterun && -x ${mpidir[bindir]}/orted && -d ${mpidir[pkglibdir]:-} ]] || {
+    echo "OpenMPI $version: no orterun and orted in '${mpidir[bindir]:-}' or no components in" \
+      "'${mpidir[pkglibdir]:-}' (the bundle packs OpenMPI 4's runtime)" >&2
+    return 1
+  }
+  mkdir -p "$mpi/bin" "$mpi/lib/mca" "$mpi/share" "$mpi/etc" || return 1
+  cp -L "${mpidir[bindir]}/orterun" "${mpidir[bindir]}/orted" "$mpi/bin/" || return 1
+  cp -L "${mpidir[bindir]}/orterun" "$mpi/bin/mpiexec" || return 1
+  cp -rL "${mpidir[pkgdatadir]}" "$mpi/share/openmpi" || return 1
+  local f
+  for f in openmpi-mca-params.conf openmpi-default-hostfile; do
+    [[ -f ${mpidir[sysconfdir]}/$f ]] && { cp -L "${mpidir[sysconfdir]}/$f" "$mpi/etc/" || return 1; }
+  done
+  # Components whose libraries are for fabrics (or OpenSHMEM) stay behind.
+  local unused='^lib(ucp|uct|ucs|ucm|psm|psm2|psm_infinipath|infinipath|ibverbs|rdmacm|fabric|efa|nl-[a-z-]*3|oshmem|mca_common_(ucx|ofi|verbs))\.so'
+  local comp lib left=0
+  for comp in "${mpidir[pkglibdir]}"/*.so; do
+    if ldd "$comp" | awk '{ print $1 }' | grep -Eq "$unused"; then
+      left=$((left + 1))
+      continue
+    fi
+    cp -L "$comp" "$mpi/lib/mca/" || return 1
+  done
+  echo "openmpi $version: $(find "$mpi/lib/mca" -name '*.so' | wc -l) components carried, $left for fabrics or OpenSHMEM left" >&2
+  # PMIx, when OpenMPI uses an external one: its plugins next to libpmix (<libdir>/pmix) and its
+  # help texts (<prefix>/share/pmix).
+  local pmix
+  pmix=$(ldd "$mpi"/lib/mca/*.so 2>/dev/null | awk '$1 ~ /^libpmix\.so/ && $3 ~ /^\// { print $3; exit }')
+  if [[ -n $pmix ]]; then
+    local pmix_lib
+    pmix_lib=$(dirname "$(readlink -f "$pmix")")
+    mkdir -p "$mpi/pmix/lib" "$mpi/pmix/share" || return 1
+    [[ -d $pmix_lib/pmix ]] && { cp -rL "$pmix_lib/pmix" "$mpi/pmix/lib/pmix" || return 1; }
+    [[ -d $pmix_lib/../share/pmix ]] && { cp -rL "$pmix_lib/../share/pmix" "$mpi/pmix/share/pmix" || return 1; }
+  fi
+  find "$mpi/bin" "$mpi/lib" "$mpi/pmix" -type f \( -perm -u+x -o -name '*.so' \) 2>/dev/null
+}
+
 build_here() {
   local dir=$1
   command -v nvcc >/dev/null || die "build-here needs nvcc on PATH"
@@ -193,6 +287,11 @@ build_here() {
   soname=$(objdump -p "$dir"/liboneflow_lite.so | awk '$1 == "SONAME" { print $2 }')
   cp -L "$dir/liboneflow_lite.so" "$bundle/$soname" || die "cannot copy liboneflow_lite"
   copied+=("$bundle/$soname")
+  local mpi_files
+  mpi_files=$(pack_openmpi "$bundle") || die "cannot pack OpenMPI's runtime"
+  while read -r exe; do
+    [[ -n $exe ]] && copied+=("$exe")
+  done <<<"$mpi_files"
   copy_shared_libraries "$bundle" "${copied[@]}" || die "cannot copy the shared libraries"
   echo "built at: $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null)$(git -C "$SRC" diff --quiet HEAD 2>/dev/null || echo ' + local changes')" \
     >"$bundle/BUILD_INFO"
@@ -200,6 +299,7 @@ build_here() {
 
   echo "== $bundle"
   (cd "$bundle" && du -b shlibs/* | sort -rn | awk '{ printf "  %8.2f MiB  %s\n", $1 / 1048576, $2 }')
+  (cd "$bundle" && du -sb openmpi tests tools ./*.so.* | awk '{ printf "  %8.2f MiB  %s\n", $1 / 1048576, $2 }')
   local bundle_bytes tree_bytes
   bundle_bytes=$(du -sb "$bundle" | cut -f1)
   tree_bytes=$(cd "$SRC" && git ls-files -co --exclude-standard -z | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
@@ -208,24 +308,64 @@ build_here() {
       b / 1048576, t / 1048576, (b + t) / 1048576
     if (b + t > 60 * 1048576) print "WARNING: close to or over the 64 MiB the device tool carries"
   }'
-  echo "next, with the device tool: carry [\"$bundle\"], command \"bash tools/gpu_check.sh run $dir\""
+  echo "next, with the device tool: carry [\"$bundle\"], the commands in this script's header"
 }
 
 # ---- run ----------------------------------------------------------------------------------------
 
 declare -a STEP_LINES=()
 FAILED_STEPS=0
+INCOMPLETE_STEPS=0
 NO_GPU_REASON=""
+BUDGET=${OFL_GPU_CHECK_BUDGET:-560}
 
-# record STEP STATUS DETAIL: STATUS is PASS, FAIL or SKIP; FAIL counts towards the exit status.
+# record STEP STATUS DETAIL: STATUS is PASS, FAIL, SKIP or INCOMPLETE; FAIL and INCOMPLETE count
+# towards the exit status.
 record() {
-  STEP_LINES+=("$(printf '%-4s  %-22s %s' "$2" "$1" "$3")")
+  STEP_LINES+=("$(printf '%-10s  %-10s %s' "$2" "$1" "$3")")
   [[ $2 == FAIL ]] && FAILED_STEPS=$((FAILED_STEPS + 1))
+  [[ $2 == INCOMPLETE ]] && INCOMPLETE_STEPS=$((INCOMPLETE_STEPS + 1))
   echo "== $1: $2 $3"
+}
+
+# The seconds a run may take: its own limit WANT, capped by what is left of the call's budget less
+# 20 s for stopping it (timeout -k 10) and the summary; 0 when less than 10 s would be left.
+run_limit() {
+  local want=$1 left=$((BUDGET - SECONDS - 20))
+  if ((left < 10)); then
+    echo 0
+  elif ((want < left)); then
+    echo "$want"
+  else
+    echo "$left"
+  fi
+}
+
+# The bundle's OpenMPI (pack_openmpi), wherever the bundle lies: OpenMPI's and PMIx's install
+# directories by environment (what OPAL_PREFIX would set, spelt out: the Debian layout puts the
+# components and settings outside the prefix), mpiexec and orted first on PATH (a singleton
+# MPI_Init starts orted from OPAL_BINDIR), and root allowed (the GPU machine runs as root).
+openmpi_env() {
+  local m=$BUNDLE/openmpi
+  [[ -x $m/bin/mpiexec ]] || return 0
+  export PATH="$m/bin:$PATH"
+  export OPAL_PREFIX=$m OPAL_EXEC_PREFIX=$m OPAL_BINDIR=$m/bin OPAL_SBINDIR=$m/bin \
+    OPAL_LIBDIR=$m/lib OPAL_PKGLIBDIR=$m/lib/mca OPAL_DATAROOTDIR=$m/share \
+    OPAL_DATADIR=$m/share OPAL_PKGDATADIR=$m/share/openmpi OPAL_SYSCONFDIR=$m/etc
+  export PMIX_PREFIX=$m/pmix PMIX_EXEC_PREFIX=$m/pmix PMIX_LIBDIR=$m/pmix/lib \
+    PMIX_PKGLIBDIR=$m/pmix/lib/pmix PMIX_DATAROOTDIR=$m/pmix/share PMIX_DATADIR=$m/pmix/share \
+    PMIX_PKGDATADIR=$m/pmix/share/pmix PMIX_SYSCONFDIR=$m/pmix/etc \
+    PMIX_MCA_mca_base_component_path=$m/pmix/lib/pmix
+  export OMPI_MCA_mca_base_component_path=$m/lib/mca
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 }
 
 step_libraries() {
   local binaries=("$BUNDLE"/tests/ofl_test_* "$BUNDLE"/tools/bench/ofl_bench_cuda "$BUNDLE"/liboneflow_lite.so.*)
+  local extra
+  for extra in "$BUNDLE"/openmpi/bin/* "$BUNDLE"/openmpi/lib/mca/*.so "$BUNDLE"/openmpi/pmix/lib/pmix/*.so; do
+    [[ -f $extra ]] && binaries+=("$extra")
+  done
   local missing lib found
   missing=$(ldd "${binaries[@]}" 2>&1 | awk '/not found/ { print $1 }' | sort -u)
   # CUDA's runtime (and NCCL), when the loader does not know where the toolkit keeps them: by
@@ -244,7 +384,7 @@ step_libraries() {
   if [[ -n $missing ]]; then
     record libraries FAIL "not found: $(echo "$missing" | tr '\n' ' ')"
   else
-    record libraries PASS "every shared library resolves"
+    record libraries PASS "every shared library of ${#binaries[@]} binaries and components resolves"
   fi
 }
 
@@ -272,7 +412,7 @@ detect_gpu() {
 # failure with one: the suite would have tested nothing.
 TESTS_RUN=0
 TESTS_FAILED=0
-declare -a TESTS_FAILED_NAMES=() TESTS_SKIPPED_NAMES=()
+declare -a TESTS_FAILED_NAMES=() TESTS_SKIPPED_NAMES=() TESTS_NOT_RUN_NAMES=()
 run_test() {
   local name=$1 timeout=$2 workdir=$3
   shift 3
@@ -301,9 +441,16 @@ run_test() {
     echo "SKIP  $name (no GPU)"
     return
   fi
+  local limit
+  limit=$(run_limit "$timeout")
+  if ((limit == 0)); then
+    TESTS_NOT_RUN_NAMES+=("$name")
+    echo "NOT RUN  $name (the call's budget of $BUDGET s is spent)"
+    return
+  fi
   local log="$LOG_DIR/test.$((TESTS_RUN + 1)).log" start=$SECONDS rc ok=0
   mkdir -p "$workdir"
-  (cd "$workdir" && env "${env_args[@]}" timeout -k 10 "$timeout" "${cmd[@]}") >"$log" 2>&1
+  (cd "$workdir" && env "${env_args[@]}" timeout -k 10 "$limit" "${cmd[@]}") >"$log" 2>&1
   rc=$?
   TESTS_RUN=$((TESTS_RUN + 1))
   if [[ -n $pass_re ]]; then
@@ -331,10 +478,14 @@ run_test() {
   } >>"$RESULTS/tests.log"
   if ((ok)); then
     echo "PASS  $name ($((SECONDS - start)) s${skipped:+, $skipped gtest skipped})"
+  elif [[ $rc == 124 || $rc == 137 ]] && ((limit < timeout)); then
+    # Stopped by the call's budget before its own limit: not a finding.
+    TESTS_NOT_RUN_NAMES+=("$name")
+    echo "NOT RUN  $name (stopped after $limit s: the call's budget of $BUDGET s is spent)"
   else
     TESTS_FAILED=$((TESTS_FAILED + 1))
     TESTS_FAILED_NAMES+=("$name")
-    echo "FAIL  $name (rc=$rc$([[ $rc == 124 ]] && echo ", timed out after $timeout s"), $((SECONDS - start)) s$why): $what"
+    echo "FAIL  $name (rc=$rc$([[ $rc == 124 || $rc == 137 ]] && echo ", timed out after $limit s"), $((SECONDS - start)) s$why): $what"
     tail -40 "$log" | sed 's/^/      /'
   fi
 }
@@ -352,18 +503,130 @@ step_tests() {
   : >"$RESULTS/tests.log"
   # shellcheck source=/dev/null  # generated by build-here
   source "$BUNDLE/tests.list"
-  local detail="$TESTS_RUN runs, $TESTS_FAILED failed"
+  local detail="$TESTS_RUN runs, $((TESTS_RUN - TESTS_FAILED)) passed, $TESTS_FAILED failed"
   ((${#TESTS_SKIPPED_NAMES[@]})) && detail+=", ${#TESTS_SKIPPED_NAMES[@]} skipped (no GPU)"
-  ((TESTS_FAILED)) && detail+=": ${TESTS_FAILED_NAMES[*]}"
-  if ((TESTS_FAILED)); then record tests FAIL "$detail"; else record tests PASS "$detail"; fi
+  ((${#TESTS_NOT_RUN_NAMES[@]})) && detail+=", ${#TESTS_NOT_RUN_NAMES[@]} not run (budget): ${TESTS_NOT_RUN_NAMES[*]}"
+  ((TESTS_FAILED)) && detail+="; failed: ${TESTS_FAILED_NAMES[*]}"
+  if ((TESTS_FAILED)); then
+    record tests FAIL "$detail"
+  elif ((${#TESTS_NOT_RUN_NAMES[@]})); then
+    record tests INCOMPLETE "$detail"
+  else
+    record tests PASS "$detail"
+  fi
 }
 
-# compute-sanitizer over a subset of the CUDA suites (the whole suites take too long under it;
-# memcheck sees out-of-bounds accesses only past the ends of the VM pool's cudaMalloc blocks, not
-# between tensors carved from one block).
+# The global suite under the bundle's mpiexec with one rank: every test that needs one rank (those
+# that need more skip themselves), and the CudaPlacementTest cases, which run NCCL on cuda:0 when
+# there is a GPU. One rank only: two ranks on one GPU would make NCCL refuse the communicator
+# (duplicate GPU). gtest's JSON says which cases ran; the log (full output, no colours: mpiexec
+# gives the rank a terminal) says why one skipped.
+step_global() {
+  local exe=$BUNDLE/tests/ofl_test_global mpiexec=$BUNDLE/openmpi/bin/mpiexec
+  if [[ ! -x $exe ]]; then
+    record global FAIL "no tests/ofl_test_global in the bundle"
+    return
+  fi
+  if [[ ! -x $mpiexec ]]; then
+    record global FAIL "no openmpi/bin/mpiexec in the bundle (built without MPI?)"
+    return
+  fi
+  local want=${OFL_GPU_CHECK_GLOBAL_TIMEOUT:-300} limit
+  limit=$(run_limit "$want")
+  if ((limit == 0)); then
+    record global INCOMPLETE "not run: the call's budget of $BUDGET s is spent"
+    return
+  fi
+  local json="$RESULTS/global_n1.json" log="$RESULTS/global_n1.log" start=$SECONDS rc
+  rm -f "$json"
+  echo "mpiexec: $mpiexec ($("$mpiexec" --version 2>&1 | head -1))" | tee "$log"
+  (cd "$BUNDLE/tests" && timeout -k 10 "$limit" "$mpiexec" -n 1 --allow-run-as-root \
+    --oversubscribe "$exe" --gtest_color=no --gtest_output=json:"$json") >>"$log" 2>&1
+  rc=$?
+  local verdict
+  verdict=$(python3 - "$json" "$log" "$NO_GPU_REASON" <<'EOF'
+import json, re, sys
+
+path, log_path, no_gpu = sys.argv[1:4]
+try:
+    doc = json.load(open(path))
+except Exception as e:
+    print(f"FAIL no gtest JSON from ofl_test_global: {e}")
+    sys.exit()
+log = open(log_path, errors="replace").read()
+cases = [(s["name"], t) for s in doc.get("testsuites", []) for t in s.get("testsuite", [])]
+failed = [f"{s}.{t['name']}" for s, t in cases if t.get("failures")]
+skipped = [(s, t) for s, t in cases if t.get("result") == "SKIPPED"]
+detail = f"{len(cases)} tests, {len(cases) - len(failed) - len(skipped)} passed, {len(failed)} failed, {len(skipped)} skipped"
+
+def skip_reason(name):
+    m = re.search(r"\[ RUN      \] " + re.escape(name) + r"\n(.*?)\[  SKIPPED \] " + re.escape(name), log, re.S)
+    lines = [l for l in (m.group(1).splitlines() if m else []) if l.strip() and not l.endswith(": Skipped")]
+    return lines[0].strip() if lines else "no reason printed"
+
+nccl = [(s, t) for s, t in cases if s == "CudaPlacementTest"]
+needs_gpu = [(s, t) for s, t in nccl if not t["name"].startswith("WithoutAGpu")]
+ran = [t["name"] for s, t in needs_gpu if t.get("result") != "SKIPPED"]
+status = "FAIL" if failed else "PASS"
+if not needs_gpu:
+    status, detail = "FAIL", detail + "; no CudaPlacementTest case in the suite"
+elif no_gpu:
+    first = next((t["name"] for s, t in needs_gpu if t.get("result") == "SKIPPED"), None)
+    detail += (f"; CudaPlacementTest on NCCL: {len(needs_gpu) - len(ran)} of {len(needs_gpu)} skipped"
+               + (f" ({skip_reason('CudaPlacementTest.' + first)})" if first else ""))
+elif len(ran) == len(needs_gpu):
+    detail += f"; CudaPlacementTest on NCCL: {len(ran)} of {len(needs_gpu)} ran"
+else:
+    status = "FAIL"
+    not_ran = [t["name"] for s, t in needs_gpu if t.get("result") == "SKIPPED"]
+    detail += (f"; CudaPlacementTest skipped on a GPU machine: {', '.join(not_ran)} "
+               f"({skip_reason('CudaPlacementTest.' + not_ran[0])})")
+if failed:
+    detail += "; failed: " + " ".join(failed[:10])
+print(f"{status} {detail}")
+EOF
+  )
+  local took=$((SECONDS - start))
+  grep -E '^\[  FAILED  \]|^\[rank [0-9]+\]|Failure$' "$log" | head -20
+  if [[ $rc == 124 || $rc == 137 ]]; then
+    if ((limit < want)); then
+      record global INCOMPLETE "mpiexec -n 1: stopped after $limit s by the call's budget of $BUDGET s"
+    else
+      record global FAIL "mpiexec -n 1: timed out after $limit s (see global_n1.log)"
+    fi
+  elif [[ $verdict =~ ^(PASS|FAIL)\ (.*)$ ]]; then
+    local status=${BASH_REMATCH[1]} detail=${BASH_REMATCH[2]}
+    ((rc != 0)) && status=FAIL && detail="mpiexec exited $rc; $detail"
+    record global "$status" "mpiexec -n 1, $took s: $detail"
+  else
+    record global FAIL "mpiexec -n 1 exited $rc: $verdict; $(tail -3 "$log" | tr '\n' ' ')"
+  fi
+}
+
+# compute-sanitizer --tool TOOL over a subset of ofl_test_functional and ofl_test_kernels on cuda:0
+# (the whole suites take too long under it; memcheck sees out-of-bounds accesses only past the ends
+# of the VM pool's cudaMalloc blocks, not between tensors carved from one block). Two runs, each
+# with its gtest filter and a limit of OFL_GPU_CHECK_SANITIZER_TIMEOUT seconds.
+sanitizer_filter() {
+  local tool=$1 room=$2 var
+  var="OFL_GPU_CHECK_${tool^^}_${room^^}"
+  if [[ -n ${!var:-} ]]; then
+    echo "${!var}"
+    return
+  fi
+  case $tool/$room in
+    # The large functional cases go through the same kernels as the kernel suite's large cases.
+    memcheck/functional) echo '*Values*:*Repeat*:*Expand*:*Backward*:DeviceMemoryTest.*-*Large*' ;;
+    memcheck/kernels) echo 'CopyKernelTest.*:RepeatKernelTest.*:ReduceSumToKernelTest.*' ;;
+    */functional) echo '*Backward*-*Large*' ;;
+    */kernels) echo 'ReduceSumToKernelTest.*-*Large*' ;;
+  esac
+}
+
 step_sanitizer() {
+  local tool=$1
   if [[ -n $NO_GPU_REASON ]]; then
-    record sanitizer SKIP "no GPU"
+    record "$tool" SKIP "no GPU"
     return
   fi
   local cs candidate
@@ -372,46 +635,101 @@ step_sanitizer() {
     [[ -z $cs && -x $candidate ]] && cs=$candidate
   done
   if [[ -z $cs ]]; then
-    record sanitizer FAIL "compute-sanitizer not found"
+    record "$tool" FAIL "compute-sanitizer not found"
     return
   fi
-  local t=${OFL_GPU_CHECK_SANITIZER_TIMEOUT:-120}
-  local mem_fn=${OFL_GPU_CHECK_MEMCHECK_FUNCTIONAL:-'*Values*:*Repeat*:*Expand*:*Backward*:DeviceMemoryTest.*'}
-  local mem_k=${OFL_GPU_CHECK_MEMCHECK_KERNELS:-'CopyKernelTest.*:RepeatKernelTest.*:ReduceSumToKernelTest.*'}
-  local race_fn=${OFL_GPU_CHECK_RACE_FUNCTIONAL:-'*Backward*-*Large*'}
-  local race_k=${OFL_GPU_CHECK_RACE_KERNELS:-'ReduceSumToKernelTest.*-*Large*'}
-  local runs=(
-    "memcheck functional $mem_fn" "memcheck kernels $mem_k"
-    "racecheck functional $race_fn" "racecheck kernels $race_k"
-    "synccheck functional $race_fn" "synccheck kernels $race_k"
-  )
-  local run tool room filter rc failed=() log="$RESULTS/sanitizer.log"
+  local want=${OFL_GPU_CHECK_SANITIZER_TIMEOUT:-140}
+  local room filter limit rc start part errors passed tests_failed found=0 incomplete=0 failed=0
+  local parts=() log="$RESULTS/$tool.log" run_log="$LOG_DIR/$tool.run.log"
   : >"$log"
-  for run in "${runs[@]}"; do
-    read -r tool room filter <<<"$run"
-    local start=$SECONDS
-    echo "==== compute-sanitizer --tool $tool ofl_test_$room --gtest_filter=$filter" >>"$log"
-    (cd "$BUNDLE/tests" && OFL_TEST_DEVICE=cuda:0 timeout -k 10 "$t" "$cs" --tool "$tool" \
+  for room in functional kernels; do
+    filter=$(sanitizer_filter "$tool" "$room")
+    limit=$(run_limit "$want")
+    if ((limit == 0)); then
+      parts+=("$room: not run (the call's budget of $BUDGET s is spent)")
+      incomplete=1
+      continue
+    fi
+    start=$SECONDS
+    echo "==== compute-sanitizer --tool $tool ofl_test_$room --gtest_filter=$filter (limit $limit s)" | tee -a "$log"
+    (cd "$BUNDLE/tests" && OFL_TEST_DEVICE=cuda:0 timeout -k 10 "$limit" "$cs" --tool "$tool" \
       --error-exitcode 99 --print-limit 20 "$BUNDLE/tests/ofl_test_$room" \
-      --gtest_filter="$filter" --gtest_brief=1) >>"$log" 2>&1
+      --gtest_filter="$filter" --gtest_brief=1 --gtest_color=no) >"$run_log" 2>&1
     rc=$?
-    echo "  $tool $room: rc=$rc ($((SECONDS - start)) s)"
-    ((rc != 0)) && failed+=("$tool/$room (rc=$rc$([[ $rc == 124 ]] && echo ', timed out'))")
+    cat "$run_log" >>"$log"
+    # The sanitizer's own count when it finished; the reports printed so far when it was stopped.
+    errors=$(grep -Eo '^========= ERROR SUMMARY: [0-9]+' "$run_log" | grep -Eo '[0-9]+$' | tail -1)
+    [[ -z $errors ]] && errors=$(grep -Ec '^========= (Invalid|Race|Barrier|Uninitialized|Program hit|Error|Warning: Race|Leaked)' "$run_log")
+    passed=$(grep -Eo '\[  PASSED  \].* [0-9]+ tests?' "$run_log" | grep -Eo '[0-9]+' | tail -1)
+    tests_failed=$(grep -Eo '\[  FAILED  \].* [0-9]+ tests?, listed below' "$run_log" | grep -Eo '[0-9]+' | head -1)
+    part="$room: ${passed:-0} tests passed${tests_failed:+, $tests_failed failed}, sanitizer errors: $errors, $((SECONDS - start)) s"
+    if [[ $rc == 124 || $rc == 137 ]]; then
+      # gtest prints its counts at the end: a stopped run has none.
+      part="$room: sanitizer errors so far: $errors"
+      if ((errors > 0)); then
+        part+=", timed out after $limit s having reported them"
+        failed=1
+      elif ((limit < want)); then
+        part+=", stopped after $limit s by the call's budget of $BUDGET s (incomplete)"
+        incomplete=1
+      else
+        part+=", timed out after $limit s (incomplete, not a finding)"
+        incomplete=1
+      fi
+    elif grep -q 'OFL_TEST_DEVICE=cuda:0 is not available here' "$run_log"; then
+      part+=", the suite found no usable cuda:0 under compute-sanitizer"
+      failed=1
+    elif ((rc != 0)); then
+      part+=" (rc=$rc$([[ $rc == 99 ]] && echo ': the sanitizer found errors'))"
+      failed=1
+    fi
+    ((errors > 0)) && found=1
+    echo "  $part"
+    parts+=("$part")
   done
-  if ((${#failed[@]})); then
-    grep -E '^========= (ERROR|Invalid|Race|Barrier)|^\[  FAILED' "$log" | head -20
-    record sanitizer FAIL "${failed[*]} (rc 99: the sanitizer found errors; see sanitizer.log)"
+  ((found)) && grep -E '^========= (Invalid|Race|Barrier|Uninitialized|Program hit|Error)|^\[  FAILED' "$log" | head -20
+  local detail
+  detail=$(IFS=';' && echo "${parts[*]}")
+  detail=${detail//;/; }
+  if ((failed)); then
+    record "$tool" FAIL "$detail (see $tool.log)"
+  elif ((incomplete)); then
+    record "$tool" INCOMPLETE "$detail"
   else
-    record sanitizer PASS "memcheck, racecheck, synccheck clean"
+    record "$tool" PASS "$detail"
+  fi
+}
+
+# stopped_run RC LIMIT WANT: the status and detail of a benchmark run that `timeout` stopped (its
+# own limit WANT, 300 s, several times what either benchmark takes, or LIMIT < WANT, the call's
+# budget), or nothing when it was not stopped.
+stopped_run() {
+  local rc=$1 limit=$2 want=$3
+  [[ $rc == 124 || $rc == 137 ]] || return 0
+  if ((limit < want)); then
+    echo "INCOMPLETE stopped after $limit s by the call's budget of $BUDGET s"
+  else
+    echo "FAIL timed out after $limit s"
   fi
 }
 
 step_bench() {
-  local json="$RESULTS/bench_cuda.json" err="$RESULTS/bench_cuda.stderr.txt" rc
+  local json="$RESULTS/bench_cuda.json" err="$RESULTS/bench_cuda.stderr.txt" rc limit stopped
+  limit=$(run_limit 300)
+  if ((limit == 0)); then
+    record bench INCOMPLETE "not run: the call's budget of $BUDGET s is spent"
+    return
+  fi
   # shellcheck disable=SC2086  # a list of arguments
-  "$BUNDLE/tools/bench/ofl_bench_cuda" ${OFL_GPU_CHECK_BENCH_ARGS:---benchmark_min_time=0.2 --benchmark_repetitions=3} \
+  timeout -k 10 "$limit" "$BUNDLE/tools/bench/ofl_bench_cuda" \
+    ${OFL_GPU_CHECK_BENCH_ARGS:---benchmark_min_time=0.2 --benchmark_repetitions=3} \
     --benchmark_format=json >"$json" 2>"$err"
   rc=$?
+  stopped=$(stopped_run "$rc" "$limit" 300)
+  if [[ -n $stopped ]]; then
+    record bench "${stopped%% *}" "ofl_bench_cuda ${stopped#* }"
+    return
+  fi
   local verdict
   verdict=$(python3 - "$json" "$NO_GPU_REASON" <<'EOF'
 import json, sys
@@ -442,11 +760,21 @@ EOF
 }
 
 step_torch() {
-  local out rc
-  out=$(cd "$SRC" && python3 tools/bench/torch_cuda_bench.py --out "$RESULTS/torch_cuda.json" 2>&1)
+  local out rc limit stopped
+  limit=$(run_limit 300)
+  if ((limit == 0)); then
+    record torch INCOMPLETE "not run: the call's budget of $BUDGET s is spent"
+    return
+  fi
+  # shellcheck disable=SC2086  # a list of arguments
+  out=$(cd "$SRC" && timeout -k 10 "$limit" python3 tools/bench/torch_cuda_bench.py \
+    --out "$RESULTS/torch_cuda.json" ${OFL_GPU_CHECK_TORCH_ARGS:---min-time 0.2 --repetitions 3} 2>&1)
   rc=$?
   echo "$out"
-  if ((rc != 0)); then
+  stopped=$(stopped_run "$rc" "$limit" 300)
+  if [[ -n $stopped ]]; then
+    record torch "${stopped%% *}" "torch_cuda_bench.py ${stopped#* }"
+  elif ((rc != 0)); then
     record torch FAIL "torch_cuda_bench.py exited $rc: $(tail -1 <<<"$out")"
   elif grep -Eq '^(torch not importable|no CUDA device)' <<<"$out"; then
     record torch SKIP "$(head -1 <<<"$out")"
@@ -486,6 +814,8 @@ EOF
   )
 }
 
+STEPS="tests global memcheck racecheck synccheck bench torch"
+
 run_checks() {
   local dir=$1
   shift
@@ -496,33 +826,48 @@ run_checks() {
   else
     die "no bundle at $dir/$BUNDLE_NAME (run build-here first and carry it)"
   fi
-  local steps=("$@")
-  ((${#steps[@]})) || steps=(tests sanitizer bench torch)
+  local steps=("$@") step
+  # shellcheck disable=SC2206  # a list of words
+  ((${#steps[@]})) || steps=($STEPS)
+  for step in "${steps[@]}"; do
+    [[ " $STEPS " == *" $step "* ]] || die "unknown step '$step' (steps: $STEPS; one device call each for memcheck, racecheck and synccheck)"
+  done
   RESULTS=${OFL_GPU_CHECK_OUT:-${OUT:-$BUNDLE/results}}
   mkdir -p "$RESULTS"
   LOG_DIR=$(mktemp -d)
   export LD_LIBRARY_PATH="$BUNDLE:$BUNDLE/shlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  openmpi_env
   [[ -f $BUNDLE/BUILD_INFO ]] && sed 's/^/bundle /' "$BUNDLE/BUILD_INFO"
+  echo "steps: ${steps[*]} (budget $BUDGET s)"
 
   step_libraries
   detect_gpu
-  local step
   for step in "${steps[@]}"; do
     case $step in
-      tests | sanitizer | bench | torch) "step_$step" ;;
-      *) record "$step" FAIL "unknown step (steps: tests sanitizer bench torch)" ;;
+      memcheck | racecheck | synccheck) step_sanitizer "$step" ;;
+      *) "step_$step" ;;
     esac
   done
 
+  local count status
   {
-    echo "== summary ($(date -u '+%Y-%m-%d %H:%M UTC'), results in $RESULTS)"
+    echo "== summary of this call: ${steps[*]} ($(date -u '+%Y-%m-%d %H:%M UTC'), $SECONDS s, results in $RESULTS)"
     printf '%s\n' "${STEP_LINES[@]}"
-    print_ratios
+    [[ " ${steps[*]} " == *" bench "* || " ${steps[*]} " == *" torch "* ]] && print_ratios
     if [[ -n $NO_GPU_REASON ]]; then echo "no GPU: $NO_GPU_REASON"; fi
-    echo "$FAILED_STEPS step(s) failed"
+    count=""
+    for status in PASS FAIL INCOMPLETE SKIP; do
+      count+="$(printf '%s\n' "${STEP_LINES[@]}" | grep -c "^$status ") $status, "
+    done
+    echo "${#STEP_LINES[@]} step(s): ${count%, }"
   } | tee "$RESULTS/summary.txt"
   rm -rf "$LOG_DIR"
-  ((FAILED_STEPS == 0))
+  if ((FAILED_STEPS)); then
+    return 1
+  elif ((INCOMPLETE_STEPS)); then
+    return 3
+  fi
+  return 0
 }
 
 case ${1:-} in
@@ -531,7 +876,7 @@ case ${1:-} in
     build_here "$2"
     ;;
   run)
-    [[ $# -ge 2 ]] || die "usage: $0 run <dir> [tests] [sanitizer] [bench] [torch]"
+    [[ $# -ge 2 ]] || die "usage: $0 run <dir> [STEP...] (steps: $STEPS)"
     dir=$2
     shift 2
     run_checks "$dir" "$@"

@@ -1,19 +1,27 @@
 #!/usr/bin/env python3
 """PyTorch on cuda:0: the cases of ofl_bench_cuda (tools/bench/cuda_bench.cu), for comparison.
 
-Large copies report "GB/s" = (bytes written + unique bytes read) / time, the same bytes as
-ofl_bench_cuda counts, timed with CUDA events around a batch of ops on the current stream
-("wall_GB/s": the same batch by wall clock up to torch.cuda.synchronize(), as ofl_bench_cuda
-times it). Implementations:
+Timing is ofl_bench_cuda's, so that the two compare like with like: every figure is wall clock
+(time.perf_counter, as ofl_bench::LoopClock's steady clock) around whole iterations, an iteration
+being a batch of ops issued back to back and then one torch.cuda.synchronize() (ofl::sync() there);
+one untimed batch and a synchronize come first; the iteration count is chosen as Google Benchmark
+chooses it for --benchmark_min_time (runs of 1, then more iterations, until one run lasts
+min_time; that run is reported, and later repetitions reuse its count). The batch sizes and the
+bytes counted are ofl_bench_cuda's too.
+No CUDA events: they would time the stream alone, without the host's issue cost and the wait,
+which ofl's figures include.
+
+Large copies report "GB/s" = (bytes written + unique bytes read) / wall time, a batch being
+max(8, min(256, 8 GiB / bytes per op)) ops (BatchOf in cuda_bench.cu). Implementations:
   torch        the op as users write it, a fresh output from PyTorch's caching allocator
                (x.expand(...).contiguous(), x.repeat(...), dy.sum_to_size(...): what autograd
                runs for expand's backward);
   torch_into   PyTorch's copy kernel into an output allocated once (out.copy_(x.expand(...)); for
                repeat, the expanded view that torch.repeat itself copies through);
-  torch_copy   out.copy_(src) of the large tensor (2x its bytes): PyTorch's own device-to-device
-               copy, to hold against ofl_bench_cuda's cudaMemcpy.
-Tiny ops report "ns_per_op": 1000 ops back to back, then torch.cuda.synchronize(), by wall clock
-(the host's cost per op is what they measure; "device_ns_per_op" is the CUDA events' view).
+  torch_copy   out.copy_(src) of the large tensor, counted as 2x its bytes: PyTorch's own
+               device-to-device copy, to hold against ofl_bench_cuda's cudaMemcpy.
+Tiny ops report "ns_per_op": batches of 1000 ops (kTinyOps), and "caller_cpu_ns_per_op", the
+calling thread's CPU time per op (time.thread_time, as LoopClock's CLOCK_THREAD_CPUTIME_ID).
 
 Prints a table and writes JSON shaped like Google Benchmark's (names "<case>/<impl>", one entry
 per repetition), so that tools/bench/ratios.py reads it next to ofl_bench_cuda's:
@@ -35,8 +43,8 @@ import sys
 import time
 
 KIB = 1024
-BATCH_BYTES = 8 << 30  # effective bytes per timed batch: a few ms of HBM traffic
-TINY_OPS = 1000
+BATCH_BYTES = 8 << 30  # kBatchBytes: effective bytes per timed batch, a few ms of HBM traffic
+TINY_OPS = 1000  # kTinyOps
 
 # (case, kind, input shape, expand sizes / repeats, output shape); for the backward the input is dy
 # and the output the forward input's shape. Mirrors Cases() in cuda_bench.cu.
@@ -62,6 +70,7 @@ def nbytes(shape):
 
 
 def batch_of(bytes_per_op):
+    """BatchOf in cuda_bench.cu: ops per iteration."""
     return max(8, min(256, BATCH_BYTES // max(bytes_per_op, 1)))
 
 
@@ -115,31 +124,44 @@ def tiny_op(torch, case):
     return lambda: torch.empty((4, 3), device="cuda")
 
 
-def time_batches(torch, fn, batch, min_time):
-    """Runs batches of `batch` calls until min_time seconds have passed: (calls, event s, wall s)."""
-    start = torch.cuda.Event(enable_timing=True)
-    end = torch.cuda.Event(enable_timing=True)
-    for _ in range(batch):  # warm-up: kernels loaded, the caching allocator filled
+def timed_run(torch, fn, batch, iterations):
+    """One run of a benchmark as ofl_bench_cuda's body does it: one untimed batch (kernels loaded,
+    the caching allocator filled) and a synchronize, then the clocks around `iterations` batches,
+    each followed by one synchronize. Returns (wall s, calling thread's CPU s)."""
+    for _ in range(batch):
         fn()
     torch.cuda.synchronize()
-    calls, event_s, wall_s = 0, 0.0, 0.0
-    while wall_s < min_time:
-        t0 = time.perf_counter()
-        start.record()
+    t0, c0 = time.perf_counter(), time.thread_time()
+    for _ in range(iterations):
         for _ in range(batch):
             fn()
-        end.record()
         torch.cuda.synchronize()
-        wall_s += time.perf_counter() - t0
-        event_s += start.elapsed_time(end) / 1e3
-        calls += batch
-    return calls, event_s, wall_s
+    return time.perf_counter() - t0, time.thread_time() - c0
 
 
-def entry(name, rep, reps, calls, wall_s, counters):
+def run_benchmark(torch, fn, batch, min_time, iterations=None):
+    """Google Benchmark's choice of the iteration count (benchmark_runner.cc): start at 1; while a
+    run lasts less than min_time, the next has round(iterations * min_time * 1.4 / its time)
+    iterations (* 10 when the run took under a tenth of min_time), at least one more; the first
+    run that lasts min_time is reported. Later repetitions reuse the first one's count (pass it as
+    `iterations`), as Google Benchmark does. Returns (iterations, wall s, CPU s)."""
+    if iterations is not None:
+        return (iterations,) + timed_run(torch, fn, batch, iterations)
+    iterations = 1
+    while True:
+        wall, cpu = timed_run(torch, fn, batch, iterations)
+        if wall >= min_time or iterations >= 10**9:
+            return iterations, wall, cpu
+        multiplier = min_time * 1.4 / max(wall, 1e-9) if wall / min_time > 0.1 else 10.0
+        iterations = max(round(iterations * multiplier), iterations + 1)
+
+
+def entry(name, rep, reps, iterations, wall_s, cpu_s, counters):
+    """One repetition in Google Benchmark's JSON: iterations are batches, times per iteration."""
     b = {"name": name, "run_name": name, "run_type": "iteration", "repetitions": reps,
-         "repetition_index": rep, "threads": 1, "iterations": calls,
-         "real_time": wall_s / calls * 1e6, "time_unit": "us"}
+         "repetition_index": rep, "threads": 1, "iterations": iterations,
+         "real_time": wall_s / iterations * 1e6, "cpu_time": cpu_s / iterations * 1e6,
+         "time_unit": "us"}
     b.update(counters)
     return b
 
@@ -186,13 +208,14 @@ def main():
                 continue
             batch = batch_of(effective)
             values = []
+            iterations = None
             for rep in range(reps):
-                calls, event_s, wall_s = time_batches(torch, fn, batch, args.min_time)
-                gbps = calls * effective / event_s / 1e9
+                iterations, wall_s, cpu_s = run_benchmark(torch, fn, batch, args.min_time,
+                                                          iterations)
+                gbps = iterations * batch * effective / wall_s / 1e9
                 values.append(gbps)
-                benchmarks.append(entry(name, rep, reps, calls, wall_s, {
-                    "GB/s": gbps, "wall_GB/s": calls * effective / wall_s / 1e9,
-                    "batch": batch}))
+                benchmarks.append(entry(name, rep, reps, iterations, wall_s, cpu_s,
+                                        {"GB/s": gbps, "batch": batch}))
             results.append((name, "GB/s", values))
         torch.cuda.empty_cache()
     for case in TINY_CASES:
@@ -201,12 +224,15 @@ def main():
             continue
         fn = tiny_op(torch, case)
         values = []
+        iterations = None
         for rep in range(reps):
-            calls, event_s, wall_s = time_batches(torch, fn, TINY_OPS, args.min_time)
-            ns = wall_s / calls * 1e9
+            iterations, wall_s, cpu_s = run_benchmark(torch, fn, TINY_OPS, args.min_time,
+                                                      iterations)
+            ops = iterations * TINY_OPS
+            ns = wall_s / ops * 1e9
             values.append(ns)
-            benchmarks.append(entry(name, rep, reps, calls, wall_s, {
-                "ns_per_op": ns, "device_ns_per_op": event_s / calls * 1e9}))
+            benchmarks.append(entry(name, rep, reps, iterations, wall_s, cpu_s, {
+                "ns_per_op": ns, "caller_cpu_ns_per_op": cpu_s / ops * 1e9}))
         results.append((name, "ns/op", values))
 
     print(f"PyTorch {torch.__version__} on {context['cuda_device']}; "
