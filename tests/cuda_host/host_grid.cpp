@@ -65,7 +65,14 @@ struct Runtime {
   std::set<CUstream_st*> streams;
   std::set<CUevent_st*> events;
   std::set<std::pair<int, int>> peers;
-  std::map<std::string, cudaError_t> fail_next;
+  // An injected failure (FailCall): `skip` calls first do their work, then one returns `error`.
+  struct Injected {
+    cudaError_t error;
+    int skip;
+    bool record;
+  };
+  std::map<std::string, Injected> fail_next;
+  std::map<std::string, uint64_t> calls;  // CallCount
   std::string diagnosis;
   Stats stats;
   uint64_t launch_seed = 0;
@@ -106,11 +113,14 @@ void Diagnose(Runtime& rt, const std::string& what) { rt.diagnosis = what; }
 
 // The prologue of every runtime call: an injected failure, then the current device's sticky error.
 cudaError_t Begin(Runtime& rt, const char* call) {
+  ++rt.calls[call];
   auto it = rt.fail_next.find(call);
-  if (it != rt.fail_next.end()) {
-    const cudaError_t err = it->second;
+  if (it != rt.fail_next.end() && it->second.skip > 0) {
+    --it->second.skip;
+  } else if (it != rt.fail_next.end()) {
+    const Runtime::Injected injected = it->second;
     rt.fail_next.erase(it);
-    return SetLast(err);
+    return injected.record ? SetLast(injected.error) : injected.error;
   }
   if (t_device >= 0 && t_device < static_cast<int>(rt.devices.size()) &&
       rt.devices[t_device].sticky != cudaSuccess) {
@@ -433,10 +443,25 @@ void CountIndexPath(bool narrow) {
   ++(narrow ? rt.stats.narrow_index : rt.stats.wide_index);
 }
 
-void FailNextCall(const std::string& call, cudaError_t error) {
+void FailNextCall(const std::string& call, cudaError_t error) { FailCall(call, error, 0); }
+
+void FailCall(const std::string& call, cudaError_t error, int skip, bool record) {
   Runtime& rt = Rt();
   std::lock_guard<std::mutex> lock(rt.mu);
-  rt.fail_next[call] = error;
+  rt.fail_next[call] = Runtime::Injected{error, std::max(skip, 0), record};
+}
+
+uint64_t CallCount(const std::string& call) {
+  Runtime& rt = Rt();
+  std::lock_guard<std::mutex> lock(rt.mu);
+  auto it = rt.calls.find(call);
+  return it == rt.calls.end() ? 0 : it->second;
+}
+
+void ResetPeerAccess() {
+  Runtime& rt = Rt();
+  std::lock_guard<std::mutex> lock(rt.mu);
+  rt.peers.clear();
 }
 
 std::string LastDiagnosis() {

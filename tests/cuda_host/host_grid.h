@@ -37,8 +37,8 @@
 //   (or SetWideIndex(true)) every kernel takes its 64-bit index path even for small tensors.
 // - Runtime calls. cudaMemcpyAsync and cudaMemsetAsync are checked copies: the device side must lie
 //   inside one cudaMalloc allocation, the ranges must not overlap, and the kind must match the
-//   pointers. FailNextCall() makes the next call of a runtime function fail with a given error, to
-//   test the backend's error handling.
+//   pointers. FailNextCall() and FailCall() make a call of a runtime function fail with a given
+//   error, to test the backend's error handling; CallCount() counts each function's calls.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -78,6 +78,18 @@ void CountIndexPath(bool narrow);
 // The next call of the runtime function `call` ("cudaSetDevice", "cudaEventQuery", ...), on any
 // thread, returns `error` instead of doing its work (recorded as the last error, as CUDA does).
 void FailNextCall(const std::string& call, cudaError_t error);
+// The same, after `skip` further calls of `call` have done their work: FailCall("cudaSetDevice",
+// e, 1) lets the next cudaSetDevice through and fails the one after it (a DeviceGuard's restore).
+// With `record` false the error is only returned, not recorded as the thread's last error: the way
+// a runtime may report a status such as cudaErrorNotReady, which driver_types.h calls "not actually
+// an error"; the backend must handle it either way. A later FailCall for `call` replaces this one.
+void FailCall(const std::string& call, cudaError_t error, int skip, bool record = true);
+// How many times the runtime function `call` has been called in this process (injected failures
+// included), to check that code makes, or does not make, a call.
+uint64_t CallCount(const std::string& call);
+// Forgets every peer access cudaDeviceEnablePeerAccess has enabled, so that a test starts from
+// devices that have never been joined.
+void ResetPeerAccess();
 // The description of the last device fault or refused call ("" when none), e.g. "16-byte vector
 // load from 0x...08 is not 16-byte aligned (block (0,0,0), thread (3,0,0))".
 std::string LastDiagnosis();
