@@ -90,7 +90,7 @@ sanitizer_stage() {
   cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" "-DOFL_SANITIZE=$san" -DOFL_WITH_MPI=OFF -DOFL_WITH_CUDA=OFF \
     -DOFL_BUILD_TESTS=ON -DOFL_BUILD_TOOLS=OFF >/dev/null || return
-  cmake --build "$dir" -j "$jobs" --target ofl_test_vm ofl_test_functional ofl_test_kernels || return
+  cmake --build "$dir" -j "$jobs" --target ofl_test_vm ofl_test_functional ofl_test_kernels ofl_test_cuda_host || return
   bash "$root/tests/sanitizers/run_suites.sh" "$kind" "$dir"
 }
 

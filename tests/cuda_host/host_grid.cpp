@@ -3,7 +3,9 @@
 #include "host_grid.h"
 
 #include <cuda_runtime.h>
+#if !defined(__x86_64__)
 #include <ucontext.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -156,10 +158,70 @@ std::string Hex(const void* p) {
 
 // ---- the fiber scheduler ------------------------------------------------------------------------
 
+// A fiber's saved context. On x86-64 it is just the stack pointer: the switch pushes the
+// callee-saved registers, swaps stacks and pops the other side's (a launch makes a fiber per
+// emulated thread, and ucontext's switches cost two system calls each: the signal mask). Elsewhere
+// ucontext.
+#if defined(__x86_64__)
+extern "C" void ofl_host_grid_switch(void** save_sp, void* load_sp);
+asm(R"(
+  .text
+  .globl ofl_host_grid_switch
+  .type ofl_host_grid_switch, @function
+ofl_host_grid_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size ofl_host_grid_switch, .-ofl_host_grid_switch
+)");
+
+struct Context {
+  void* sp = nullptr;
+};
+
+// A context that starts `entry` (which never returns) on the stack [stack, stack + bytes).
+void MakeContext(Context* c, char* stack, size_t bytes, void (*entry)()) {
+  auto* top =
+      reinterpret_cast<uint64_t*>(reinterpret_cast<uintptr_t>(stack + bytes) & ~uintptr_t{15});
+  top[-1] = 0;  // where entry's return address would be: entry sees the stack as after a call
+  top[-2] = reinterpret_cast<uint64_t>(entry);  // popped by the switch's ret
+  for (int k = 3; k <= 8; ++k) top[-k] = 0;     // the six callee-saved registers
+  c->sp = top - 8;
+}
+
+void SwitchContext(Context* from, Context* to) { ofl_host_grid_switch(&from->sp, to->sp); }
+#else
+struct Context {
+  ucontext_t uc;
+};
+
+void MakeContext(Context* c, char* stack, size_t bytes, void (*entry)()) {
+  getcontext(&c->uc);
+  c->uc.uc_stack.ss_sp = stack;
+  c->uc.uc_stack.ss_size = bytes;
+  c->uc.uc_link = nullptr;
+  makecontext(&c->uc, entry, 0);
+}
+
+void SwitchContext(Context* from, Context* to) { swapcontext(&from->uc, &to->uc); }
+#endif
+
 enum class FiberState { kRunnable, kBarrier, kDone, kFaulted };
 
 struct Fiber {
-  ucontext_t context;
+  Context context;
   FiberState state = FiberState::kRunnable;
   const char* file = nullptr;
   int line = 0;
@@ -168,7 +230,7 @@ struct Fiber {
 
 // One block's run on this host thread.
 struct BlockRun {
-  ucontext_t scheduler;
+  Context scheduler;
   std::vector<Fiber> fibers;
   const std::function<void()>* thread = nullptr;
   int current = -1;
@@ -206,7 +268,7 @@ void FinishSwitch(void* fake_stack_save, const void** bottom_old, size_t* size_o
 void ToScheduler(BlockRun* run, bool final) {
   Fiber& f = run->fibers[run->current];
   StartSwitch(final ? nullptr : &f.fake_stack, run->scheduler_bottom, run->scheduler_size);
-  swapcontext(&f.context, &run->scheduler);
+  SwitchContext(&f.context, &run->scheduler);
   FinishSwitch(f.fake_stack, nullptr, nullptr);
 }
 
@@ -256,11 +318,7 @@ bool RunBlock(BlockRun* run, const dim3& block_dim, std::mt19937_64& rng) {
   run->faulted = false;
   for (int i = 0; i < n; ++i) {
     Fiber& f = run->fibers[i];
-    getcontext(&f.context);
-    f.context.uc_stack.ss_sp = t_stacks[i].get();
-    f.context.uc_stack.ss_size = kStackBytes;
-    f.context.uc_link = nullptr;
-    makecontext(&f.context, &FiberMain, 0);
+    MakeContext(&f.context, t_stacks[i].get(), kStackBytes, &FiberMain);
   }
   std::vector<int> order(n);
   for (int i = 0; i < n; ++i) order[i] = i;
@@ -272,7 +330,7 @@ bool RunBlock(BlockRun* run, const dim3& block_dim, std::mt19937_64& rng) {
       SetBuiltins(block_dim, i);
       run->current = i;
       StartSwitch(&run->scheduler_fake_stack, t_stacks[i].get(), kStackBytes);
-      swapcontext(&run->scheduler, &f.context);
+      SwitchContext(&run->scheduler, &f.context);
       FinishSwitch(run->scheduler_fake_stack, nullptr, nullptr);
       if (run->faulted) return false;
     }
@@ -331,14 +389,16 @@ std::string DimName(const dim3& d) {
 
 void DeviceFault(cudaError_t error, const char* what, const void* address) {
   BlockRun* run = t_run;
-  std::string msg = std::string(what) + " at " + Hex(address) + " is not 16-byte aligned";
-  if (run == nullptr || run->current < 0) {
-    std::fprintf(stderr, "host grid: %s outside a kernel\n", msg.c_str());
-    std::abort();
+  {  // the message is destroyed before this fiber is abandoned below
+    std::string msg = std::string(what) + " at " + Hex(address) + " is not 16-byte aligned";
+    if (run == nullptr || run->current < 0) {
+      std::fprintf(stderr, "host grid: %s outside a kernel\n", msg.c_str());
+      std::abort();
+    }
+    msg += " (" + BlockName() + ", thread " + DimName(dim3(threadIdx.x, threadIdx.y, threadIdx.z)) +
+           ")";
+    FaultLaunch(error, msg);
   }
-  msg +=
-      " (" + BlockName() + ", thread " + DimName(dim3(threadIdx.x, threadIdx.y, threadIdx.z)) + ")";
-  FaultLaunch(error, msg);
   run->faulted = true;
   run->fibers[run->current].state = FiberState::kFaulted;
   ToScheduler(run, true);

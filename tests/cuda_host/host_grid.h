@@ -14,12 +14,12 @@
 //   checks it (block size, grid limits, a stream of the current device) and a bad one is reported
 //   the way CUDA reports it: as the thread's last error, for the caller's CheckLaunch.
 // - Threads. Blocks run one after another, in a shuffled order. Within a block every thread is a
-//   fiber (ucontext) with its own stack: the scheduler resumes each in a shuffled order until it
-//   reaches __syncthreads or returns. When every live thread waits at the same __syncthreads, all
-//   are released; a thread that returned while others wait at a barrier, or threads waiting at
-//   different barriers, are a divergent barrier: the launch ends with a device fault. The built-in
-//   variables (threadIdx, blockIdx, blockDim, gridDim) are per-host-thread records the scheduler
-//   sets before it resumes a fiber.
+//   fiber with its own stack (switched by a few instructions on x86-64, ucontext elsewhere): the
+//   scheduler resumes each in a shuffled order until it reaches __syncthreads or returns. When
+//   every live thread waits at the same __syncthreads, all are released; a thread that returned
+//   while others wait at a barrier, or threads waiting at different barriers, are a divergent
+//   barrier: the launch ends with a device fault. The built-in variables (threadIdx, blockIdx,
+//   blockDim, gridDim) are per-host-thread records the scheduler sets before it resumes a fiber.
 // - Devices. OFL_CUDA_HOST_SMS lists the emulated devices' SM counts (default "1,132": a device
 //   whose grid-stride loops make many rounds, and an H100's 132). cudaDeviceGetAttribute reports
 //   them, so GridFor sizes grids as it would on such GPUs. Each device has 4 GiB of "memory"

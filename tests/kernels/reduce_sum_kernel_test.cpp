@@ -289,7 +289,7 @@ TEST(ReduceSumToKernelTest, BoolThrowsInvalidArgument) {
 }
 
 TEST(ReduceSumToKernelTest, IncompatibleShapesThrow) {
-  std::vector<float> in(6), out(2);
+  std::vector<float> in(6), out(4);
   KernelContext ctx;
   TensorArg a;
   a.data = in.data();
