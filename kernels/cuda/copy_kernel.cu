@@ -53,30 +53,54 @@ __global__ void CopyElements(T* __restrict__ out, const T* __restrict__ in, Inde
   }
 }
 
-// Vector v covers elements [v * kPer, (v + 1) * kPer) of a row of `inner` elements (inner is a
-// multiple of kPer); `outer` locates the row's start in both operands. The output's inner stride
-// is 1; the input's is 1 (kBroadcast false) or 0 (true: one value fills the vector).
+// Rows of `inner` elements whose output is contiguous (inner stride 1) and whose input is
+// contiguous too or one value (kBroadcast: inner stride 0); `outer` locates each row's start in
+// both operands. Each row is cut at the output's 16-byte boundaries, wherever the row starts: chunk
+// 0 is the head before the first boundary, chunk c > 0 the kPer elements from boundary c - 1 (the
+// last one maybe shorter: the tail), so every full chunk is one aligned 16-byte store. Its load is
+// one 16-byte load when the input's chunk is aligned too, else kPer element loads. A thread takes
+// one chunk; `per_row` chunks per row, some of them empty.
 template <class T, class Index, bool kBroadcast>
-__global__ void CopyVectors(T* __restrict__ out, const T* __restrict__ in, Index num_vectors,
-                            DivmodT<Index> row_div, OffsetCalc<2, Index> outer) {
+__global__ void CopyRows(T* __restrict__ out, const T* __restrict__ in, Index chunks, Index inner,
+                         DivmodT<Index> row_div, OffsetCalc<2, Index> outer) {
   constexpr int kPer = 16 / sizeof(T);
-  for (Index v = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; v < num_vectors;
-       v += static_cast<Index>(blockDim.x) * gridDim.x) {
-    Index row, col;
-    row_div.DivMod(v * kPer, &row, &col);
+  for (Index k = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; k < chunks;
+       k += static_cast<Index>(blockDim.x) * gridDim.x) {
+    Index row, c;
+    row_div.DivMod(k, &row, &c);
     Index off[2];
     outer.Get(row, off);
-    Vec16 value;
-    if constexpr (kBroadcast) {
-      alignas(16) T lanes[kPer];  // read back as one 16-byte vector
-      const T x = in[off[1]];
-#pragma unroll
-      for (int k = 0; k < kPer; ++k) lanes[k] = x;
-      value = *reinterpret_cast<const Vec16*>(lanes);
-    } else {
-      value = *reinterpret_cast<const Vec16*>(in + off[1] + col);
+    T* o = out + off[0];
+    const T* i = in + off[1];
+    const Index head =
+        static_cast<Index>((kPer - (reinterpret_cast<uintptr_t>(o) / sizeof(T)) % kPer) % kPer);
+    Index begin = 0;
+    Index end = head < inner ? head : inner;
+    if (c > 0) {
+      begin = head + (c - 1) * kPer;
+      if (begin >= inner) continue;
+      end = inner - begin < kPer ? inner : begin + kPer;
     }
-    *reinterpret_cast<Vec16*>(out + off[0] + col) = value;
+    if (end - begin == kPer && c > 0) {
+      Vec16 value;
+      if constexpr (kBroadcast) {
+        alignas(16) T lanes[kPer];  // read back as one 16-byte vector
+        const T x = i[0];
+#pragma unroll
+        for (int l = 0; l < kPer; ++l) lanes[l] = x;
+        value = *reinterpret_cast<const Vec16*>(lanes);
+      } else if (reinterpret_cast<uintptr_t>(i + begin) % 16 == 0) {
+        value = *reinterpret_cast<const Vec16*>(i + begin);
+      } else {
+        alignas(16) T lanes[kPer];
+#pragma unroll
+        for (int l = 0; l < kPer; ++l) lanes[l] = i[begin + l];
+        value = *reinterpret_cast<const Vec16*>(lanes);
+      }
+      *reinterpret_cast<Vec16*>(o + begin) = value;
+    } else {
+      for (Index col = begin; col < end; ++col) o[col] = kBroadcast ? i[0] : i[col];
+    }
   }
 }
 
@@ -91,24 +115,20 @@ void Launch(const LoopDims<2>& d, void* out_ptr, const void* in_ptr, cudaStream_
   const int64_t inner = d.size[last];
   const bool out_unit = d.stride[0][last] == 1;
   const int64_t in_inner = d.stride[1][last];
-  bool vector = kPer > 1 && out_unit && (in_inner == 1 || in_inner == 0) && inner % kPer == 0 &&
-                reinterpret_cast<uintptr_t>(out) % 16 == 0;
-  for (int i = 0; vector && i < last; ++i) vector = d.stride[0][i] % kPer == 0;
-  if (vector && in_inner == 1) {
-    vector = reinterpret_cast<uintptr_t>(in) % 16 == 0;
-    for (int i = 0; vector && i < last; ++i) vector = d.stride[1][i] % kPer == 0;
-  }
+  // Rows long enough for a full 16-byte chunk, whatever their alignment (CopyRows).
+  const bool vector = kPer > 1 && out_unit && (in_inner == 1 || in_inner == 0) && inner >= kPer;
   if (vector) {
-    const Index num_vectors = n / kPer;
-    const DivmodT<Index> row_div(static_cast<Index>(inner));
+    const Index per_row = static_cast<Index>(1 + (inner + kPer - 1) / kPer);
+    const Index chunks = static_cast<Index>(n / inner) * per_row;
+    const DivmodT<Index> row_div(per_row);
     const OffsetCalc<2, Index> outer(d, last);
-    const unsigned grid = GridFor(num_vectors, device);
+    const unsigned grid = GridFor(chunks, device);
     if (in_inner == 0) {
-      LaunchKernel(&CopyVectors<T, Index, true>, grid, kThreads, 0, stream, out, in, num_vectors,
-                   row_div, outer);
+      LaunchKernel(&CopyRows<T, Index, true>, grid, kThreads, 0, stream, out, in, chunks,
+                   static_cast<Index>(inner), row_div, outer);
     } else {
-      LaunchKernel(&CopyVectors<T, Index, false>, grid, kThreads, 0, stream, out, in, num_vectors,
-                   row_div, outer);
+      LaunchKernel(&CopyRows<T, Index, false>, grid, kThreads, 0, stream, out, in, chunks,
+                   static_cast<Index>(inner), row_div, outer);
     }
   } else {
     LaunchKernel(&CopyElements<T, Index>, GridFor(n, device), kThreads, 0, stream, out, in, n,

@@ -63,10 +63,11 @@ std::string Where(const char* kernel, int device_index);
 void CheckLaunch(const char* kernel, int device_index);
 
 // Runs the simplified copy loop nest `d` (operand 0 the output, 1 the input; strides in elements)
-// for elements of `element_size` bytes: cudaMemcpyAsync when both are one contiguous run, 16-byte
-// vector loads and stores when the innermost output run is contiguous and aligned (the input
-// contiguous too, or broadcast: then each vector is one value repeated), an element loop
-// otherwise. 32-bit index math when the nest allows it.
+// for elements of `element_size` bytes: cudaMemcpyAsync when both are one contiguous run; when the
+// innermost output run is contiguous (the input's contiguous too, or broadcast) and at least 16
+// bytes, aligned 16-byte stores over each row with its unaligned head and tail element by element,
+// loading 16 bytes at once where the input is aligned alike (a broadcast vector is one value
+// repeated); an element loop otherwise. 32-bit index math when the nest allows it.
 void LaunchCopy(const LoopDims<2>& d, void* out, const void* in, int element_size,
                 cudaStream_t stream, int device_index, const char* kernel);
 

@@ -43,6 +43,33 @@ void CheckCopy(std::mt19937_64& rng, DType dtype, const View& in_view, const Vie
   ASSERT_EQ(std::memcmp(out.data(), expected.data(), out.bytes), 0);
 }
 
+// Rows of every length around one and two 16-byte vectors, at every start within 16 bytes, read
+// from rows with gaps or broadcast: the CUDA kernel cuts each row at the output's 16-byte
+// boundaries (an unaligned head, whole vectors, a tail), loading vectors only where the input is
+// aligned alike.
+TEST(CopyKernelTest, RowsOfEveryLengthAtEveryAlignment) {
+  std::mt19937_64 rng(11);
+  for (DType dtype : {DType::kUInt8, DType::kInt16, DType::kFloat32, DType::kFloat64}) {
+    const int64_t per = 16 / static_cast<int64_t>(element_size(dtype));
+    for (int64_t inner = per - 1; inner <= 2 * per + 1; ++inner) {
+      for (int64_t out_offset = 0; out_offset < per; ++out_offset) {
+        for (int64_t in_gap : {int64_t{0}, int64_t{1}, int64_t{-1}}) {
+          View out_view = ContiguousView({3, inner});
+          out_view.offset = out_offset;
+          out_view.storage = StorageFor(out_view);
+          // in_gap -1: each row one value (the input broadcast along the row).
+          View in_view = in_gap < 0 ? StridedView({3, inner}, {1, 0})
+                                    : StridedView({3, inner}, {inner + in_gap, 1});
+          in_view.offset = static_cast<int64_t>(rng() % per);
+          in_view.storage = StorageFor(in_view);
+          CheckCopy(rng, dtype, in_view, out_view);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
 TEST(CopyKernelTest, RandomSmallLayoutsEveryDType) {
   std::mt19937_64 rng(1);
   for (DType dtype : AllDTypes()) {

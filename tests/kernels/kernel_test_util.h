@@ -359,16 +359,20 @@ class DeviceLaunch {
     }
     const size_t es = element_size(host.dtype);
     const size_t bytes = static_cast<size_t>(e.count) * es;
-    void* ptr = backend_->allocate(index_, bytes);
+    const int64_t shift = -e.first * static_cast<int64_t>(es);
+    const char* host_start = static_cast<const char*>(host.data) - shift;
+    // The device copy keeps the host data's place within 16 bytes: device allocations are aligned
+    // to more, and the kernels' unaligned starts (a view at an offset) must be tested too.
+    const size_t phase = reinterpret_cast<uintptr_t>(host_start) % 16;
+    void* ptr = backend_->allocate(index_, bytes + phase);
     if (ptr == nullptr) {
       throw DeviceError("RunKernel: " + KernelTestDevice().str() + " has no room for " +
-                        std::to_string(bytes) + " bytes");
+                        std::to_string(bytes + phase) + " bytes");
     }
-    allocations_.push_back({ptr, bytes});
-    const int64_t shift = -e.first * static_cast<int64_t>(es);
-    backend_->copy_async(ptr, static_cast<const char*>(host.data) - shift, bytes,
-                         CopyKind::kHostToDevice, queue_.stream);
-    dev.data = static_cast<char*>(ptr) + shift;
+    allocations_.push_back({ptr, bytes + phase});
+    char* start = static_cast<char*>(ptr) + phase;
+    backend_->copy_async(start, host_start, bytes, CopyKind::kHostToDevice, queue_.stream);
+    dev.data = start + shift;
     return dev;
   }
 
