@@ -68,9 +68,14 @@ NcclCollectiveScope::~NcclCollectiveScope() { current_scope = previous_; }
 namespace {
 
 // nccl_wait.h works on these values without nccl.h.
-static_assert(ncclSuccess == 0 && ncclUnhandledCudaError == 1 && ncclSystemError == 2 &&
-                  ncclInternalError == 3 && ncclInvalidArgument == 4 && ncclInvalidUsage == 5 &&
-                  ncclRemoteError == 6 && ncclInProgress == 7,
+static_assert(ncclSuccess == nccl_result::kSuccess &&
+                  ncclUnhandledCudaError == nccl_result::kUnhandledCudaError &&
+                  ncclSystemError == nccl_result::kSystemError &&
+                  ncclInternalError == nccl_result::kInternalError &&
+                  ncclInvalidArgument == nccl_result::kInvalidArgument &&
+                  ncclInvalidUsage == nccl_result::kInvalidUsage &&
+                  ncclRemoteError == nccl_result::kRemoteError &&
+                  ncclInProgress == nccl_result::kInProgress,
               "nccl_wait.h's ncclResult_t values differ from nccl.h's");
 
 using Key = std::pair<std::vector<int>, int>;  // (rank list, device index)

@@ -12,14 +12,7 @@
 namespace ofl::kernels::collective {
 namespace {
 
-constexpr int kSuccess = 0;
-constexpr int kUnhandledCudaError = 1;
-constexpr int kSystemError = 2;
-constexpr int kInternalError = 3;
-constexpr int kInvalidArgument = 4;
-constexpr int kInvalidUsage = 5;
-constexpr int kRemoteError = 6;
-constexpr int kInProgress = 7;
+using namespace nccl_result;  // NOLINT: the result values by name
 
 constexpr const char* kRebuilt =
     "; the communicator was aborted and is rebuilt on the next collective over these ranks";

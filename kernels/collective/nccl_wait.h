@@ -4,10 +4,8 @@
 // an asynchronous NCCL error or a timeout, and the agreement that keeps every rank on the same
 // communicator after one of them dropped its own.
 //
-// NCCL results are passed as the int values of ncclResult_t (nccl.h):
-//   0 ncclSuccess, 1 ncclUnhandledCudaError, 2 ncclSystemError, 3 ncclInternalError,
-//   4 ncclInvalidArgument, 5 ncclInvalidUsage, 6 ncclRemoteError, 7 ncclInProgress.
-// nccl_collectives.cpp checks at compile time that nccl.h agrees.
+// NCCL results are passed as the int values of ncclResult_t (nccl.h), named in nccl_result
+// below; nccl_collectives.cpp checks at compile time that nccl.h agrees.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +14,18 @@
 #include <vector>
 
 namespace ofl::kernels::collective {
+
+// ncclResult_t's values.
+namespace nccl_result {
+constexpr int kSuccess = 0;
+constexpr int kUnhandledCudaError = 1;
+constexpr int kSystemError = 2;
+constexpr int kInternalError = 3;
+constexpr int kInvalidArgument = 4;
+constexpr int kInvalidUsage = 5;
+constexpr int kRemoteError = 6;
+constexpr int kInProgress = 7;
+}  // namespace nccl_result
 
 // What an NCCL result means for the communicator and for the caller.
 enum class NcclErrorKind {

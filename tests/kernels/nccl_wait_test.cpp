@@ -17,15 +17,7 @@
 namespace ofl::kernels::collective {
 namespace {
 
-// ncclResult_t's values (nccl.h; nccl_collectives.cpp asserts they agree with nccl_wait.h).
-constexpr int kSuccess = 0;
-constexpr int kUnhandledCudaError = 1;
-constexpr int kSystemError = 2;
-constexpr int kInternalError = 3;
-constexpr int kInvalidArgument = 4;
-constexpr int kInvalidUsage = 5;
-constexpr int kRemoteError = 6;
-constexpr int kInProgress = 7;
+using namespace nccl_result;  // NOLINT: the result values by name
 
 constexpr const char* kWhere =
     "NcclAllReduceSum over ranks [0, 1] on cuda:0, rank 1, in boxing P->B (all-reduce) #3 over "
