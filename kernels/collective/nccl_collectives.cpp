@@ -119,9 +119,12 @@ int IndexOf(const std::vector<int>& ranks, const std::string& where) {
 // with it, and the error being reported, if any, is the caller's.
 void Release(const CommEntry& e, bool abort) {
   if (e.comm != nullptr) (void)(abort ? ncclCommAbort(e.comm) : ncclCommDestroy(e.comm));
-  if (e.started != nullptr) (void)cudaEventDestroy(e.started);
-  if (e.done != nullptr) (void)cudaEventDestroy(e.done);
-  (void)cudaGetLastError();  // a non-sticky error from the above must not reach the next call
+  for (cudaEvent_t event : {e.started, e.done}) {
+    if (event == nullptr) continue;
+    const cudaError_t rc = cudaEventDestroy(event);
+    // Not for the next call to report; another pending error stays (cuda_check.h).
+    if (rc != cudaSuccess) cuda::ClearLastErrorIf(rc);
+  }
 }
 
 // One NCCL collective over (ranks, device) on the calling thread: see the top of this file.
@@ -234,7 +237,10 @@ class Collective {
   bool Query(cudaEvent_t e) {
     const cudaError_t rc = cudaEventQuery(e);
     if (rc == cudaSuccess) return true;
-    if (rc == cudaErrorNotReady) return false;
+    if (rc == cudaErrorNotReady) {
+      cuda::ClearLastErrorIf(rc);  // should the runtime have recorded it
+      return false;
+    }
     cuda::ThrowCudaError(rc, "cudaEventQuery", where_);
   }
 

@@ -154,14 +154,16 @@ unsigned GridFor(int64_t work, int device_index) {
   static std::vector<int> sms;
   std::call_once(once, [] {
     int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess) {
-      (void)cudaGetLastError();
+    const cudaError_t err = cudaGetDeviceCount(&n);
+    if (err != cudaSuccess) {
+      ClearLastErrorIf(err);
       n = 0;
     }
     sms.assign(static_cast<size_t>(n), 0);
     for (int i = 0; i < n; ++i) {
-      if (cudaDeviceGetAttribute(&sms[i], cudaDevAttrMultiProcessorCount, i) != cudaSuccess) {
-        (void)cudaGetLastError();
+      const cudaError_t e = cudaDeviceGetAttribute(&sms[i], cudaDevAttrMultiProcessorCount, i);
+      if (e != cudaSuccess) {
+        ClearLastErrorIf(e);
         sms[i] = 0;
       }
     }
