@@ -107,8 +107,7 @@ void CollectivePolicy::Compute(Instruction* instr) {
       const Device& device = instr->stream()->device();
       // A GPU's channel is also where its NCCL collectives agree on their communicator
       // (kernels/collective/nccl_collectives.cpp): the same worker, in the same order everywhere.
-      const int channel = device.type() == DeviceType::kCPU ? 0 : 1 + device.index();
-      statuses = coll::GatherStatus(status, id_.ranks, channel);
+      statuses = coll::GatherStatus(status, id_.ranks, coll::CollectiveChannel(device));
     } else {
       statuses.assign(1, status);
     }

@@ -485,7 +485,8 @@ std::vector<int> GatherStatus(int status, const std::vector<int>& ranks, int cha
 }
 
 void AllGatherV(const void* send, int64_t send_count, void* recv,
-                const std::vector<int64_t>& counts, DType dtype, const std::vector<int>& ranks) {
+                const std::vector<int64_t>& counts, DType dtype, const std::vector<int>& ranks,
+                int channel) {
   Call call{"AllGatherV", ranks, dtype, send_count, "send_count"};
   call.counts = &counts;
   const int me = CheckPlacement(call);
@@ -497,7 +498,7 @@ void AllGatherV(const void* send, int64_t send_count, void* recv,
   if (ranks.size() == 1) return LocalCopy(recv, send, send_count, dtype);
   if (total == 0) return;  // the counts are the same on every rank: all skip alike
 #ifdef OFL_WITH_MPI
-  const MPI_Comm comm = GetComm(call);
+  const MPI_Comm comm = GetComm(call, channel);
   const MPI_Datatype type = MoveType(dtype);
   if (AllEqual(counts)) {
     const int n = static_cast<int>(counts[0]);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "oneflow_lite/device.h"
 #include "oneflow_lite/dtype.h"
 
 namespace ofl::kernels::collective {
@@ -65,10 +66,19 @@ CollectiveChecksSetting AgreeOnCollectiveChecks(const std::vector<int>& per_rank
 // communicator. One member: {status}, with no message.
 std::vector<int> GatherStatus(int status, const std::vector<int>& ranks, int channel);
 
+// The channel of the collective stream of `device`: 0 for the CPU's (the data collectives' own
+// communicators), 1 + index for a GPU's, whose worker makes its MPI calls (status exchanges, NCCL's
+// set-up, OFL_CHECK_COLLECTIVES's check) on communicators of its own.
+inline int CollectiveChannel(const Device& device) {
+  return device.type() == DeviceType::kCPU ? 0 : 1 + device.index();
+}
+
 // recv (sum(counts) elements) = the concatenation over ranks of each rank's `send`
-// (counts[i] elements from ranks[i]); send_count must equal counts[my index].
+// (counts[i] elements from ranks[i]); send_count must equal counts[my index]. `channel` as for
+// GatherStatus (0: the data collectives').
 void AllGatherV(const void* send, int64_t send_count, void* recv,
-                const std::vector<int64_t>& counts, DType dtype, const std::vector<int>& ranks);
+                const std::vector<int64_t>& counts, DType dtype, const std::vector<int>& ranks,
+                int channel = 0);
 // recv (count elements) = the element-wise sum over ranks of `send`. send == recv is allowed.
 void AllReduceSum(const void* send, void* recv, int64_t count, DType dtype,
                   const std::vector<int>& ranks);

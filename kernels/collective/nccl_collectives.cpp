@@ -102,7 +102,7 @@ std::string Where(const char* name, const std::vector<int>& ranks, int device) {
   return std::string(name) + " over ranks " + Join(ranks) + " on cuda:" + std::to_string(device);
 }
 
-// The MPI channel of the device's collective stream (vm/collective_policy.cpp).
+// The MPI channel of the device's collective stream: CollectiveChannel of cuda:device.
 int Channel(int device) { return 1 + device; }
 
 int IndexOf(const std::vector<int>& ranks, const std::string& where) {

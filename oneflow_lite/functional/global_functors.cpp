@@ -128,7 +128,8 @@ int64_t NextSeq(const std::vector<int>& ranks) {
 // exchange their sequence numbers and fingerprints and, when any differs from the first rank's,
 // all of them throw the same error naming both sides (so they skip the collective together and
 // stay in step for the next one).
-void CheckInStep(int64_t seq, const std::string& fingerprint, const std::vector<int>& ranks) {
+void CheckInStep(int64_t seq, const std::string& fingerprint, const std::vector<int>& ranks,
+                 int channel) {
   constexpr size_t kText = 256;
   constexpr size_t kSlot = kText + sizeof(int64_t);
   std::vector<char> mine(kSlot, 0), all(kSlot * ranks.size(), 0);
@@ -137,7 +138,7 @@ void CheckInStep(int64_t seq, const std::string& fingerprint, const std::vector<
               std::min(kText - 1, fingerprint.size()));
   coll::AllGatherV(mine.data(), kSlot, all.data(),
                    std::vector<int64_t>(ranks.size(), static_cast<int64_t>(kSlot)), DType::kUInt8,
-                   ranks);
+                   ranks, channel);
   auto seq_of = [&](size_t i) {
     int64_t v = 0;
     std::memcpy(&v, all.data() + i * kSlot, sizeof(v));
@@ -167,9 +168,12 @@ void IssueCollective(const Fingerprint& fp, const Placement& p, std::vector<vm::
                      std::vector<vm::BlobArg> out, vm::CollectivePolicy::Run run) {
   const int64_t seq = NextSeq(p.ranks());
   if (CheckCollectives()) {
-    run = [seq, text = fp.text, ranks = p.ranks(), run = std::move(run)](
-              const auto& i, const auto& o, NativeStream s) {
-      CheckInStep(seq, text, ranks);
+    // On the channel of the stream that runs it: a GPU's collective worker must not make MPI calls
+    // on the CPU collective stream's communicators, whose worker may use them at the same time.
+    run = [seq, text = fp.text, ranks = p.ranks(),
+           channel = coll::CollectiveChannel(PlacementDevice(p)),
+           run = std::move(run)](const auto& i, const auto& o, NativeStream s) {
+      CheckInStep(seq, text, ranks, channel);
       run(i, o, s);
     };
   }
@@ -423,7 +427,7 @@ std::vector<char> GatherSlots(const char* op, std::vector<char> mine) {
             std::vector<vm::BlobArg>{}, std::vector<vm::BlobArg>{},
             [all, mine = std::move(mine), ranks, slot, seq,
              text = std::string(op) + " shape exchange"](const auto&, const auto&, NativeStream) {
-              if (CheckCollectives()) CheckInStep(seq, text, ranks);
+              if (CheckCollectives()) CheckInStep(seq, text, ranks, /*channel=*/0);
               coll::AllGatherV(mine.data(), slot, all->data(),
                                std::vector<int64_t>(ranks.size(), slot), DType::kUInt8, ranks);
             }));
