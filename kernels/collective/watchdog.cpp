@@ -85,8 +85,9 @@ std::string ComposeReport(const Marked& m, int me, Clock::time_point now) {
   std::string s =
       "collective watchdog on rank " + std::to_string(me) + ": " + Describe(m.id) + " has waited " +
       Seconds(now - m.since) +
-      " s (the hang timeout, OFL_VM_TIMEOUT_SECONDS) and keeps waiting: a collective is "
-      "never abandoned.";
+      " s (the hang timeout, OFL_VM_TIMEOUT_SECONDS) and keeps waiting: a collective is not "
+      "abandoned while its ranks may still arrive (an NCCL collective that has run this long on "
+      "its GPU is aborted).";
   std::vector<std::string> late, mismatched;
   std::vector<int> arrived, silent;
   for (int r : m.id.ranks) {
