@@ -176,7 +176,7 @@ with open(out_path, "w") as f:
     for name in skipped:
         f.write(f"# not carried (its command is not a binary of the build tree): {name}\n")
     for name, timeout, workdir, opts, env, cmd in entries:
-        gpu = ["--gpu"] if any(e.startswith("OFL_TEST_DEVICE=cuda") for e in env) else []
+        gpu = ["--gpu"] if any(e.startswith("OFL_TEST_DEVICE=cuda:") for e in env) else []
         words = [name, str(timeout), workdir] + gpu + opts + env + ["--"] + cmd
         f.write("run_test " + " ".join(shlex.quote(w) for w in words) + "\n")
 for exe in sorted(binaries):
