@@ -136,19 +136,16 @@ bool ValidDevice(const Runtime& rt, int device) {
 }
 
 // The allocation holding [p, p + bytes), or null.
-const Allocation* DeviceRange(const Runtime& rt, const void* p, size_t bytes, uintptr_t* start) {
+const Allocation* DeviceRange(const Runtime& rt, const void* p, size_t bytes) {
   const auto a = reinterpret_cast<uintptr_t>(p);
   auto it = rt.device_memory.upper_bound(a);
   if (it == rt.device_memory.begin()) return nullptr;
   --it;
   if (a < it->first || a - it->first + bytes > it->second.bytes) return nullptr;
-  if (start != nullptr) *start = it->first;
   return &it->second;
 }
 
-bool IsDevicePointer(const Runtime& rt, const void* p) {
-  return DeviceRange(rt, p, 1, nullptr) != nullptr;
-}
+bool IsDevicePointer(const Runtime& rt, const void* p) { return DeviceRange(rt, p, 1) != nullptr; }
 
 std::string Hex(const void* p) {
   char buf[32];
@@ -444,12 +441,7 @@ void RunGrid(const dim3& grid, const dim3& block, size_t shared_bytes, cudaStrea
       SetLast(cudaErrorInvalidResourceHandle);
       return;
     }
-    Stats& s = rt.stats;
-    ++s.launches;
-    const uint64_t blocks = uint64_t{grid.x} * grid.y * grid.z;
-    s.blocks += blocks;
-    s.threads += blocks * threads;
-    s.max_blocks = std::max(s.max_blocks, blocks);
+    rt.stats.last_blocks = uint64_t{grid.x} * grid.y * grid.z;
     seed = ++rt.launch_seed;
   }
   if (t_run != nullptr) {
@@ -810,7 +802,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const vo
   Call c("cudaPointerGetAttributes");
   if (c.failed()) return c.error();
   *attributes = cudaPointerAttributes{cudaMemoryTypeUnregistered, -1, nullptr, nullptr};
-  const auto* a = ofl::cuda_host::DeviceRange(c.rt(), ptr, 1, nullptr);
+  const auto* a = ofl::cuda_host::DeviceRange(c.rt(), ptr, 1);
   if (a != nullptr) {
     *attributes =
         cudaPointerAttributes{cudaMemoryTypeDevice, a->device, const_cast<void*>(ptr), nullptr};
@@ -914,8 +906,8 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
                            ofl::cuda_host::Hex(src) + ", " + std::to_string(count) + ", kind " +
                            std::to_string(kind) + ")";
   if (dst == nullptr || src == nullptr) return c.Fail(cudaErrorInvalidValue, call + ": null");
-  const bool dst_dev = ofl::cuda_host::DeviceRange(rt, dst, count, nullptr) != nullptr;
-  const bool src_dev = ofl::cuda_host::DeviceRange(rt, src, count, nullptr) != nullptr;
+  const bool dst_dev = ofl::cuda_host::DeviceRange(rt, dst, count) != nullptr;
+  const bool src_dev = ofl::cuda_host::DeviceRange(rt, src, count) != nullptr;
   const bool dst_touches = dst_dev || ofl::cuda_host::IsDevicePointer(rt, dst);
   const bool src_touches = src_dev || ofl::cuda_host::IsDevicePointer(rt, src);
   bool ok = true;
@@ -954,7 +946,7 @@ cudaError_t cudaMemsetAsync(void* dst, int value, size_t count, cudaStream_t str
   if (c.failed()) return c.error();
   if (!LiveStream(c.rt(), stream)) return c.Fail(cudaErrorInvalidResourceHandle, "cudaMemsetAsync");
   if (count == 0) return cudaSuccess;
-  if (ofl::cuda_host::DeviceRange(c.rt(), dst, count, nullptr) == nullptr) {
+  if (ofl::cuda_host::DeviceRange(c.rt(), dst, count) == nullptr) {
     return c.Fail(cudaErrorInvalidValue, "cudaMemsetAsync(" + ofl::cuda_host::Hex(dst) + ", " +
                                              std::to_string(count) +
                                              "): not inside one cudaMalloc allocation");

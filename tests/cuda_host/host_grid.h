@@ -97,13 +97,10 @@ std::string LastDiagnosis();
 void ResetDevice(int index);
 
 struct Stats {
-  uint64_t launches = 0;
-  uint64_t blocks = 0;
-  uint64_t threads = 0;
   uint64_t barriers = 0;      // barrier releases of a whole block
   uint64_t narrow_index = 0;  // launches that took the 32-bit index path
   uint64_t wide_index = 0;    // launches that took the 64-bit index path
-  uint64_t max_blocks = 0;    // the largest grid launched
+  uint64_t last_blocks = 0;   // the blocks of the last launch's grid
 };
 Stats GetStats();
 

@@ -1,39 +1,29 @@
-#include "host_grid_device.h"
-
+// The host grid as a device type of the runtime, for the kernel value suites of tests/kernels:
+// with OFL_TEST_DEVICE=cudahost:N, the device type "cudahost" is registered before main (the
+// suites' environment parses the variable first: tests/common/device_availability.cpp), its backend
+// the CUDA backend (kernels/cuda/cuda_backend.cpp) and its kernels the CUDA kernels, all compiled
+// for the host grid (host_grid.h); device N has the N-th SM count of OFL_CUDA_HOST_SMS. Compiled
+// into ofl_test_kernels itself (tests/CMakeLists.txt), so that this registration always links.
 #include <cstdlib>
-#include <mutex>
+#include <memory>
 #include <string>
 
 #include "kernels/cuda/cuda_backend.h"
+#include "oneflow_lite/device.h"
+#include "oneflow_lite/extension.h"
 
 namespace ofl::cuda_host {
-
-std::shared_ptr<DeviceBackend> HostGridBackend() {
-  static const std::shared_ptr<DeviceBackend> backend =
-      std::make_shared<kernels::cuda::CudaBackend>();
-  return backend;
-}
-
-DeviceType RegisterHostGridDevice() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    register_device_backend(kDeviceTypeName, HostGridBackend());
-    DeviceType type;
-    find_device_type(kDeviceTypeName, &type);
-    kernels::cuda::RegisterCudaKernels(type);
-  });
-  DeviceType type;
-  find_device_type(kDeviceTypeName, &type);
-  return type;
-}
-
 namespace {
 
-// A suite run with OFL_TEST_DEVICE=cudahost:N needs the type before its environment parses the
-// variable (tests/common/device_availability.cpp).
-[[maybe_unused]] const bool kRegisteredForTheTestDevice = [] {
+constexpr const char* kDeviceTypeName = "cudahost";
+
+[[maybe_unused]] const bool kRegistered = [] {
   const char* v = std::getenv("OFL_TEST_DEVICE");
-  if (v != nullptr && std::string(v).rfind(kDeviceTypeName, 0) == 0) RegisterHostGridDevice();
+  if (v == nullptr || std::string(v).rfind(kDeviceTypeName, 0) != 0) return false;
+  register_device_backend(kDeviceTypeName, std::make_shared<kernels::cuda::CudaBackend>());
+  DeviceType type;
+  find_device_type(kDeviceTypeName, &type);
+  kernels::cuda::RegisterCudaKernels(type);
   return true;
 }();
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "host_grid.h"
+#include "kernels/cuda/cuda_backend.h"
 #include "oneflow_lite/dtype.h"
 
 namespace ofl::cuda_host {
@@ -169,6 +170,44 @@ TEST_F(HostGridTest, CopiesAreCheckedAgainstTheAllocations) {
   EXPECT_EQ(cudaFree(d + 1), cudaErrorInvalidValue);
   EXPECT_EQ(cudaFree(d), cudaSuccess);
   (void)cudaGetLastError();
+}
+
+// A transposed 100x100 copy (the element path: 10,000 threads' worth of work) through the CUDA
+// copy kernel: device 0 has 1 SM, so GridFor caps the grid at 8 blocks of 256 threads and the
+// grid-stride loop makes 5 rounds; device 1 has an H100's 132 SMs, so the grid covers the work in
+// one. The index path follows SetWideIndex.
+TEST_F(HostGridTest, GridsFollowTheDevicesSmCountsAndTheIndexPathFollowsTheWideSetting) {
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  ASSERT_GE(count, 2) << "OFL_CUDA_HOST_SMS lists fewer than two devices";
+  float* d = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d), 2 * 10000 * 4), cudaSuccess);
+  KernelContext ctx;
+  TensorArg a;
+  a.data = d;
+  a.shape = Shape({100, 100});
+  a.stride = Shape({1, 100});
+  ctx.inputs.push_back(a);
+  a.data = d + 10000;
+  a.stride = Shape({100, 1});
+  ctx.outputs.push_back(a);
+  const std::pair<int, uint64_t> runs[] = {{0, 8}, {1, 40}};
+  for (const auto& [device, blocks] : runs) {
+    ASSERT_EQ(cudaSetDevice(device), cudaSuccess);
+    ctx.device_index = device;
+    for (bool wide : {false, true}) {
+      SetWideIndex(wide);
+      const Stats before = GetStats();
+      kernels::cuda::CopyKernel(ctx);
+      const Stats after = GetStats();
+      EXPECT_EQ(after.last_blocks, blocks) << "cuda:" << device;
+      EXPECT_EQ(after.wide_index - before.wide_index, wide ? 1u : 0u);
+      EXPECT_EQ(after.narrow_index - before.narrow_index, wide ? 0u : 1u);
+    }
+  }
+  SetWideIndex(false);
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  EXPECT_EQ(cudaFree(d), cudaSuccess);
 }
 
 TEST_F(HostGridTest, HalfConversionsMatchTheRuntimesFloat16ForEveryValue) {

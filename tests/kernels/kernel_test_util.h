@@ -20,7 +20,6 @@
 #include <utility>
 #include <vector>
 
-#include "host_grid_device.h"
 #include "kernels/device_backend.h"
 #include "kernels/kernel.h"
 #include "oneflow_lite/device.h"
@@ -262,13 +261,11 @@ inline bool IsFloat(DType d) {
 // The device the value tests run their kernels on: OFL_TEST_DEVICE ("cpu" when unset; "sim:0" or
 // "sim:1" for the simulated asynchronous accelerator). CTest runs the suite once per device, so
 // the same references check every backend's kernels.
-// "cudahost:N" is the CUDA kernels run on the host grid (tests/cuda_host/host_grid_device.h).
+// "cudahost:N" is the CUDA kernels run on the host grid (tests/cuda_host/host_grid_device.cpp).
 inline Device KernelTestDevice() {
   static const Device device = [] {
     const char* v = std::getenv("OFL_TEST_DEVICE");
-    const std::string name = v != nullptr && *v != '\0' ? v : "cpu";
-    if (name.rfind(cuda_host::kDeviceTypeName, 0) == 0) cuda_host::RegisterHostGridDevice();
-    return Device(name);
+    return Device(v != nullptr && *v != '\0' ? v : "cpu");
   }();
   return device;
 }
