@@ -311,6 +311,31 @@ TEST(CopyKernelTest, MismatchedShapesOrDTypesThrow) {
   EXPECT_THROW(RunKernel("copy", ctx), InvalidArgument);
 }
 
+// A missing operand would be read past the end of the context's vectors: every device's built-in
+// kernels refuse it at the call.
+TEST(CopyKernelTest, AMissingOperandThrowsNamingTheKernel) {
+  std::vector<float> buf(6);
+  TensorArg a;
+  a.data = buf.data();
+  a.shape = Shape({2, 3});
+  a.stride = Shape({3, 1});
+  for (const char* op : {"copy", "repeat", "reduce_sum_to"}) {
+    SCOPED_TRACE(op);
+    KernelContext ctx;
+    ctx.outputs.push_back(a);
+    ctx.attrs = {1, 1};
+    try {
+      RunKernel(op, ctx);
+      ADD_FAILURE() << "no error";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    std::string(op) + ": the kernel expects 1 input and 1 output, got 0 and 1"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // Fewer (or more) strides than dims would make a kernel read past its stride array: every device's
 // kernel refuses it at the call, naming the kernel and the operand.
 TEST(CopyKernelTest, AStrideCountOtherThanTheRankThrowsNamingTheKernel) {
