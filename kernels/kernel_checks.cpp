@@ -18,12 +18,10 @@ void CheckStrides(const char* op, const char* which, const TensorArg& a) {
 
 std::string RepeatMismatch(const KernelContext& ctx) {
   return "repeat: output shape " + ctx.outputs[0].shape.str() + " does not match input shape " +
-         ctx.inputs[0].shape.str() + " repeated by " +
-         ToString(std::vector<int64_t>(ctx.attrs.begin(), ctx.attrs.end()));
+         ctx.inputs[0].shape.str() + " repeated by " + ToString(ctx.attrs);
 }
 
-}  // namespace
-
+// One input and one output, each with one stride per dim.
 void CheckUnaryOperands(const char* op, const KernelContext& ctx) {
   if (ctx.inputs.size() != 1 || ctx.outputs.size() != 1) {
     throw InvalidArgument(std::string(op) + ": the kernel expects 1 input and 1 output, got " +
@@ -33,6 +31,8 @@ void CheckUnaryOperands(const char* op, const KernelContext& ctx) {
   CheckStrides(op, "input", ctx.inputs[0]);
   CheckStrides(op, "output", ctx.outputs[0]);
 }
+
+}  // namespace
 
 void CheckCopyArgs(const KernelContext& ctx) {
   CheckUnaryOperands("copy", ctx);

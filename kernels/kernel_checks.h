@@ -10,8 +10,6 @@
 
 namespace ofl::kernels {
 
-// One input and one output, each with one stride per dim.
-void CheckUnaryOperands(const char* op, const KernelContext& ctx);
 // "copy": the shapes and dtypes of input and output agree.
 void CheckCopyArgs(const KernelContext& ctx);
 // "repeat": one repeat count per output dim, none negative, the output shape the input shape times
