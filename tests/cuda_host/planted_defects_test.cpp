@@ -16,18 +16,25 @@
 #include "kernels/kernel.h"
 #include "oneflow_lite/error.h"
 
+// The kernels of each build: the real ones, and the copies with a planted defect (a copy_kernel.cu
+// defect comes with that file's kernels only; the reduction is then the real one).
 namespace ofl::kernels::cuda {
-#define OFL_DECLARE_KERNELS(ns)                     \
-  namespace ns {                                    \
-  void CopyKernel(const KernelContext& ctx);        \
-  void ReduceSumToKernel(const KernelContext& ctx); \
-  }
-OFL_DECLARE_KERNELS(host_grid)
-OFL_DECLARE_KERNELS(planted_alignment)
-OFL_DECLARE_KERNELS(planted_offset)
-OFL_DECLARE_KERNELS(planted_barrier)
-OFL_DECLARE_KERNELS(planted_tree)
-#undef OFL_DECLARE_KERNELS
+namespace host_grid {
+void CopyKernel(const KernelContext& ctx);
+void ReduceSumToKernel(const KernelContext& ctx);
+}  // namespace host_grid
+namespace planted_alignment {
+void CopyKernel(const KernelContext& ctx);
+}  // namespace planted_alignment
+namespace planted_offset {
+void CopyKernel(const KernelContext& ctx);
+}  // namespace planted_offset
+namespace planted_barrier {
+void ReduceSumToKernel(const KernelContext& ctx);
+}  // namespace planted_barrier
+namespace planted_tree {
+void ReduceSumToKernel(const KernelContext& ctx);
+}  // namespace planted_tree
 }  // namespace ofl::kernels::cuda
 
 namespace ofl::cuda_host {
@@ -130,27 +137,27 @@ TEST(PlantedDefectsTest, TheRealKernelsPassEveryCase) {
 
 TEST(PlantedDefectsTest, AMissingAlignmentCheckIsAMisalignedAddressFault) {
   const Outcome o = RunCases({"alignment", &kernels::cuda::planted_alignment::CopyKernel,
-                              &kernels::cuda::planted_alignment::ReduceSumToKernel});
+                              &kernels::cuda::host_grid::ReduceSumToKernel});
   EXPECT_NE(o.faults.find("cudaErrorMisalignedAddress"), std::string::npos) << o.faults;
   EXPECT_NE(o.faults.find("16-byte vector load"), std::string::npos) << o.faults;
 }
 
 TEST(PlantedDefectsTest, ADroppedOffsetGivesWrongValues) {
   const Outcome o = RunCases({"offset", &kernels::cuda::planted_offset::CopyKernel,
-                              &kernels::cuda::planted_offset::ReduceSumToKernel});
+                              &kernels::cuda::host_grid::ReduceSumToKernel});
   EXPECT_EQ(o.faults, "");
   EXPECT_EQ(o.mismatches, 2);  // both cases of rows
 }
 
 TEST(PlantedDefectsTest, ADivergentBarrierIsALaunchFailure) {
-  const Outcome o = RunCases({"barrier", &kernels::cuda::planted_barrier::CopyKernel,
+  const Outcome o = RunCases({"barrier", &kernels::cuda::host_grid::CopyKernel,
                               &kernels::cuda::planted_barrier::ReduceSumToKernel});
   EXPECT_NE(o.faults.find("cudaErrorLaunchFailure"), std::string::npos) << o.faults;
   EXPECT_NE(o.faults.find("divergent __syncthreads"), std::string::npos) << o.faults;
 }
 
 TEST(PlantedDefectsTest, AShortenedReductionTreeGivesWrongSums) {
-  const Outcome o = RunCases({"tree", &kernels::cuda::planted_tree::CopyKernel,
+  const Outcome o = RunCases({"tree", &kernels::cuda::host_grid::CopyKernel,
                               &kernels::cuda::planted_tree::ReduceSumToKernel});
   EXPECT_EQ(o.faults, "");
   EXPECT_EQ(o.mismatches, 1);
