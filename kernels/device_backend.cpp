@@ -13,6 +13,7 @@
 #include "kernels/sim/sim_backend.h"
 #ifdef OFL_WITH_CUDA
 #include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_kernel_list.h"
 #endif
 
 namespace ofl {
@@ -77,10 +78,7 @@ DeviceBackend* TryGetBackend(DeviceType type) {
   DeviceBackend* b = t.by_type[v].load(std::memory_order_acquire);
   if (b == nullptr && type == DeviceType::kSim) {
     static std::once_flag sim_once;
-    std::call_once(sim_once, [] {
-      sim::RegisterSimKernels();
-      Install(DeviceType::kSim, sim::SimBackend::SharedInstance());
-    });
+    std::call_once(sim_once, [] { Install(DeviceType::kSim, sim::SimBackend::SharedInstance()); });
     b = t.by_type[v].load(std::memory_order_acquire);
   }
 #ifdef OFL_WITH_CUDA

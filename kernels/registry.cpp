@@ -6,7 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/cpu/cpu_kernels.h"
 #include "kernels/kernel.h"
 #include "oneflow_lite/error.h"
 
@@ -24,12 +23,8 @@ Registry& RawRegistry() {
   return *registry;
 }
 
-// The registry with the built-in kernels registered (once, on first look-up).
-Registry& GetRegistry() {
-  static std::once_flag builtins;
-  std::call_once(builtins, [] { cpu::RegisterCpuKernels(); });
-  return RawRegistry();
-}
+// The built-in kernels registered themselves while the library loaded (kernels/register_kernel.h).
+Registry& GetRegistry() { return RawRegistry(); }
 }  // namespace
 
 void RegisterKernel(const std::string& op, DeviceType device_type, KernelFn fn) {
@@ -40,7 +35,7 @@ void RegisterKernel(const std::string& op, DeviceType device_type, KernelFn fn) 
 
 // The built-in kernel functions, for IsBuiltinKernel: appended once each under the registry's lock,
 // read without it (a slot is published by the release store of the count).
-constexpr int kMaxBuiltins = 64;
+constexpr int kMaxBuiltins = 256;
 std::atomic<KernelFn> builtin_fns[kMaxBuiltins];
 std::atomic<int> builtin_count{0};
 

@@ -12,6 +12,7 @@
 #include "kernels/index_util.h"
 #include "kernels/kernel_checks.h"
 #include "kernels/parallel.h"
+#include "kernels/register_kernel.h"
 #include "oneflow_lite/error.h"
 
 namespace ofl::kernels::cpu {
@@ -423,5 +424,6 @@ void CopyKernel(const KernelContext& ctx) {
   StridedCopy(out.data, out.stride.data(), in.data, in.stride.data(), out.shape.data(),
               out.shape.ndim(), element_size(out.dtype));
 }
+OFL_REGISTER_CPU_KERNEL("copy", CopyKernel, CheckCopyArgs);
 
 }  // namespace ofl::kernels::cpu

@@ -1,5 +1,6 @@
-// The CPU kernels and their contracts. Every kernel works for every DType (copies go by element
-// size) and for arbitrary strides on its inputs.
+// The CPU kernels and their contracts (each registers itself beside its code, for cpu and, through
+// the generic wrapper, for sim: kernels/register_kernel.h). Every kernel works for every DType
+// (copies go by element size) and for arbitrary strides on its inputs.
 #pragma once
 
 #include "kernels/kernel.h"
@@ -34,7 +35,5 @@ void StridedCopy(void* dst, const int64_t* dst_stride, const void* src, const in
 
 // "empty": nothing to compute; the output only needs its memory.
 void EmptyKernel(const KernelContext& ctx);
-
-void RegisterCpuKernels();
 
 }  // namespace ofl::kernels::cpu

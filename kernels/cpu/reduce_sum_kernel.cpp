@@ -23,6 +23,7 @@
 #include "kernels/index_util.h"
 #include "kernels/kernel_checks.h"
 #include "kernels/parallel.h"
+#include "kernels/register_kernel.h"
 #include "oneflow_lite/error.h"
 
 namespace ofl::kernels::cpu {
@@ -484,5 +485,6 @@ void ReduceSumToKernel(const KernelContext& ctx) {
       break;
   }
 }
+OFL_REGISTER_CPU_KERNEL("reduce_sum_to", ReduceSumToKernel, CheckReduceSumToArgs);
 
 }  // namespace ofl::kernels::cpu

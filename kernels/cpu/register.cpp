@@ -1,15 +1,10 @@
-// Registration of the CPU kernels under their op names, plus the kernels too small for a file.
+// The CPU kernels too small for a file of their own.
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/register_kernel.h"
 
 namespace ofl::kernels::cpu {
 
 void EmptyKernel(const KernelContext& /*ctx*/) {}
-
-void RegisterCpuKernels() {
-  RegisterBuiltinKernel("copy", DeviceType::kCPU, &CopyKernel);
-  RegisterBuiltinKernel("repeat", DeviceType::kCPU, &RepeatKernel);
-  RegisterBuiltinKernel("reduce_sum_to", DeviceType::kCPU, &ReduceSumToKernel);
-  RegisterBuiltinKernel("empty", DeviceType::kCPU, &EmptyKernel);
-}
+OFL_REGISTER_CPU_KERNEL("empty", EmptyKernel, NoCheck);
 
 }  // namespace ofl::kernels::cpu

@@ -27,6 +27,7 @@
 #include "kernels/index_util.h"
 #include "kernels/kernel_checks.h"
 #include "kernels/parallel.h"
+#include "kernels/register_kernel.h"
 #include "oneflow_lite/error.h"
 
 namespace ofl::kernels::cpu {
@@ -407,5 +408,6 @@ void RepeatKernel(const KernelContext& ctx) {
     FillFromPrefixes(p, base, 0, total);
   }
 }
+OFL_REGISTER_CPU_KERNEL("repeat", RepeatKernel, CheckRepeatArgs);
 
 }  // namespace ofl::kernels::cpu

@@ -8,6 +8,7 @@
 
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_kernel_list.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/kernel.h"
 #include "kernels/kernel_checks.h"
@@ -223,6 +224,7 @@ void CopyKernel(const KernelContext& ctx) {
   LaunchCopy(d, out.data, in.data, static_cast<int>(element_size(out.dtype)),
              static_cast<cudaStream_t>(ctx.stream), ctx.device_index, "copy");
 }
+OFL_REGISTER_CUDA_KERNEL("copy", CopyKernel);
 
 void RepeatKernel(const KernelContext& ctx) {
   if (CheckRepeatArgs(ctx)) return;  // an empty output
@@ -238,6 +240,7 @@ void RepeatKernel(const KernelContext& ctx) {
   LaunchCopy(d, out.data, in.data, static_cast<int>(element_size(out.dtype)),
              static_cast<cudaStream_t>(ctx.stream), ctx.device_index, "repeat");
 }
+OFL_REGISTER_CUDA_KERNEL("repeat", RepeatKernel);
 
 }  // namespace OFL_CUDA_BUILD
 }  // namespace ofl::kernels::cuda

@@ -60,14 +60,11 @@ class CudaBackend final : public DeviceBackend {
   std::mutex peer_mu_;
 };
 
-// The CUDA kernels (kernels/cuda/*.cu), registered by RegisterCudaKernels for "copy", "repeat",
-// "reduce_sum_to" and "empty".
+// The CUDA kernels of "copy", "repeat" and "reduce_sum_to" (kernels/cuda/*.cu; each registers
+// itself: cuda_kernel_list.h).
 void CopyKernel(const KernelContext& ctx);
 void RepeatKernel(const KernelContext& ctx);
 void ReduceSumToKernel(const KernelContext& ctx);
-void EmptyKernel(const KernelContext& ctx);
-// Registers them for `type`: DeviceType::kCUDA, or the host grid's device type in its tests.
-void RegisterCudaKernels(DeviceType type);
 
 }  // namespace OFL_CUDA_BUILD
 }  // namespace ofl::kernels::cuda

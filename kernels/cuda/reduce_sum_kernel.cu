@@ -24,6 +24,7 @@
 
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cuda_kernel_list.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/kernel.h"
 #include "kernels/kernel_checks.h"
@@ -326,15 +327,7 @@ void ReduceSumToKernel(const KernelContext& ctx) {
   p.fits32 = Fits32(p);
   Dispatch(p, in.dtype, out.dtype, out.data, in.data, stream, ctx.device_index);
 }
-
-void EmptyKernel(const KernelContext& /*ctx*/) {}
-
-void RegisterCudaKernels(DeviceType type) {
-  RegisterBuiltinKernel("copy", type, &CopyKernel);
-  RegisterBuiltinKernel("repeat", type, &RepeatKernel);
-  RegisterBuiltinKernel("reduce_sum_to", type, &ReduceSumToKernel);
-  RegisterBuiltinKernel("empty", type, &EmptyKernel);
-}
+OFL_REGISTER_CUDA_KERNEL("reduce_sum_to", ReduceSumToKernel);
 
 }  // namespace OFL_CUDA_BUILD
 }  // namespace ofl::kernels::cuda

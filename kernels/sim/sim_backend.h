@@ -120,16 +120,4 @@ class SimBackend final : public ofl::DeviceBackend {
   std::unique_ptr<Registry> registry_;
 };
 
-// Registers the sim kernels for "copy", "repeat", "reduce_sum_to" and "empty" on device type
-// "sim" (ofl::register_kernel). They run on SimBackend::Instance().
-void RegisterSimKernels();
-
-// The kernels RegisterSimKernels() registers: each enqueues the CPU kernel of the same contract on
-// ctx.stream (a stream of SimBackend::Instance()) over HostView()s of the operands and returns
-// without touching device memory.
-void CopyKernel(const KernelContext& ctx);
-void RepeatKernel(const KernelContext& ctx);
-void ReduceSumToKernel(const KernelContext& ctx);
-void EmptyKernel(const KernelContext& ctx);
-
 }  // namespace ofl::kernels::sim

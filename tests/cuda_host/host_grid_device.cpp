@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/cuda_kernel_list.h"
 #include "oneflow_lite/device.h"
 #include "oneflow_lite/extension.h"
 

@@ -569,7 +569,7 @@ TEST(SimKernelsTest, CopyOfAnExpandedInputGivesTheRightValues) {
   ctx.inputs.push_back(Arg(in.data, {2, 3}, {0, 1}));  // (3) expanded to (2, 3)
   ctx.outputs.push_back(Arg(out.data, {2, 3}, {3, 1}));
   ctx.stream = s;
-  CopyKernel(ctx);
+  FindKernel("copy", DeviceType::kSim)(ctx);
   EXPECT_EQ(Download(b, s, out), (std::vector<float>{1, 2, 3, 1, 2, 3}));
   b.deallocate(0, in.data, in.bytes);
   b.deallocate(0, out.data, out.bytes);
@@ -588,7 +588,7 @@ TEST(SimKernelsTest, KernelReturnsBeforeItsWorkRuns) {
   {
     Gate gate;
     gate.Block(b, s);
-    CopyKernel(ctx);  // returns although the stream is blocked
+    FindKernel("copy", DeviceType::kSim)(ctx);  // returns although the stream is blocked
     const float* view = static_cast<const float*>(b.HostView(out.data));
     EXPECT_EQ(view[0], 0.0f);
     EXPECT_EQ(view[1], 0.0f);
@@ -610,18 +610,19 @@ TEST(SimKernelsTest, RepeatAndReduceSumToRunOnTheStream) {
   r.outputs.push_back(Arg(rep.data, {3, 2}, {2, 1}));
   r.attrs = {3, 1};
   r.stream = s;
-  RepeatKernel(r);
+  FindKernel("repeat", DeviceType::kSim)(r);
   KernelContext sum_ctx;
   sum_ctx.inputs.push_back(Arg(rep.data, {3, 2}, {2, 1}));
   sum_ctx.outputs.push_back(Arg(sum.data, {3, 1}, {1, 1}));
   sum_ctx.stream = s;
-  ReduceSumToKernel(sum_ctx);  // ordered after the repeat by the stream alone
-  EmptyKernel(sum_ctx);
+  FindKernel("reduce_sum_to",
+             DeviceType::kSim)(sum_ctx);  // ordered after the repeat by the stream alone
+  FindKernel("empty", DeviceType::kSim)(sum_ctx);
   EXPECT_EQ(Download(b, s, rep), (std::vector<float>{1, 2, 1, 2, 1, 2}));
   EXPECT_EQ(Download(b, s, sum), (std::vector<float>{3, 3, 3}));
   sum_ctx.inputs[0].dtype = DType::kBool;
   sum_ctx.outputs[0].dtype = DType::kBool;
-  EXPECT_THROW(ReduceSumToKernel(sum_ctx), InvalidArgument);
+  EXPECT_THROW(FindKernel("reduce_sum_to", DeviceType::kSim)(sum_ctx), InvalidArgument);
   for (const DeviceTensor& t : {in, rep, sum}) b.deallocate(0, t.data, t.bytes);
   b.destroy_stream(0, s);
 }
