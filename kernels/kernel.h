@@ -25,8 +25,12 @@ KernelFn FindKernel(const std::string& op, DeviceType device_type);
 // Returns nullptr instead of throwing.
 KernelFn TryFindKernel(const std::string& op, DeviceType device_type);
 void RegisterKernel(const std::string& op, DeviceType device_type, KernelFn fn);
-// The ops that have a kernel on some device type (the built-in ones always), sorted: the names
-// register_kernel accepts.
+// Bumped by every registration: a cached look-up made under an older value must look up again.
+uint64_t RegistryGeneration();
+// Makes `op` known to register_kernel before it has any kernel (an op a program defined).
+void DeclareOp(const std::string& op);
+// The ops that have a kernel on some device type (the built-in ones always) or were declared,
+// sorted: the names register_kernel accepts.
 std::vector<std::string> KnownOps();
 // For the library's own kernels, registered lazily (on the first look-up, or the first use of the
 // device type): keeps a kernel a program registered before for the same op and type.

@@ -1,6 +1,7 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@ namespace {
 struct Registry {
   std::shared_mutex mu;
   std::map<std::pair<std::string, DeviceType>, KernelFn> kernels;
+  std::set<std::string> declared;
 };
 
 // Never destroyed: kernels may be looked up while the process exits.
@@ -27,10 +29,15 @@ Registry& RawRegistry() {
 Registry& GetRegistry() { return RawRegistry(); }
 }  // namespace
 
+std::atomic<uint64_t> generation{1};
+
+uint64_t RegistryGeneration() { return generation.load(std::memory_order_acquire); }
+
 void RegisterKernel(const std::string& op, DeviceType device_type, KernelFn fn) {
   Registry& reg = RawRegistry();
   std::unique_lock lock(reg.mu);
   reg.kernels[{op, device_type}] = fn;
+  generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
 // The built-in kernel functions, for IsBuiltinKernel: appended once each under the registry's lock,
@@ -43,6 +50,7 @@ void RegisterBuiltinKernel(const std::string& op, DeviceType device_type, Kernel
   Registry& reg = RawRegistry();
   std::unique_lock lock(reg.mu);
   reg.kernels.emplace(std::make_pair(op, device_type), fn);  // a program's own kernel stays
+  generation.fetch_add(1, std::memory_order_acq_rel);
   const int n = builtin_count.load(std::memory_order_relaxed);
   for (int i = 0; i < n; ++i) {
     if (builtin_fns[i].load(std::memory_order_relaxed) == fn) return;
@@ -60,14 +68,18 @@ bool IsBuiltinKernel(KernelFn fn) {
   return false;
 }
 
+void DeclareOp(const std::string& op) {
+  Registry& reg = RawRegistry();
+  std::unique_lock lock(reg.mu);
+  reg.declared.insert(op);
+}
+
 std::vector<std::string> KnownOps() {
   Registry& reg = GetRegistry();
   std::shared_lock lock(reg.mu);
-  std::vector<std::string> ops;
-  for (const auto& [key, fn] : reg.kernels) {
-    if (ops.empty() || ops.back() != key.first) ops.push_back(key.first);
-  }
-  return ops;
+  std::set<std::string> ops = reg.declared;
+  for (const auto& [key, fn] : reg.kernels) ops.insert(key.first);
+  return std::vector<std::string>(ops.begin(), ops.end());
 }
 
 KernelFn TryFindKernel(const std::string& op, DeviceType device_type) {

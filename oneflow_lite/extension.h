@@ -37,6 +37,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,7 @@
 #include "oneflow_lite/dtype.h"
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/shape.h"
+#include "oneflow_lite/tensor.h"
 
 namespace ofl {
 
@@ -138,6 +140,40 @@ using KernelFn = void (*)(const KernelContext&);
 // not have ("copy", "repeat", "reduce_sum_to", "empty"). An op call on a device type with no
 // kernel for it throws InvalidArgument naming the op and the device type.
 void register_kernel(const std::string& op, const std::string& device_type, KernelFn fn);
+
+// ---- Ops defined outside the library ---------------------------------------------------------
+// As the built-in ops are: the op's definition (checks, output shapes and dtypes, backward) with
+// register_op, its kernel per device type with register_kernel(name, device_type, fn). call_op
+// then runs it on the one generic path (check, infer, an OpCall on the VM) with autograd.
+struct TensorMeta {
+  Shape shape;
+  DType dtype;
+};
+struct OpDef {
+  std::string name;  // lower-case identifier; not a built-in op's name
+  int num_inputs = 1;
+  int num_outputs = 1;
+  // Checks inputs and attrs (throws InvalidArgument naming the op, the argument and the values)
+  // and returns the outputs' shapes and dtypes. Runs at the call, on the caller's thread.
+  std::function<std::vector<TensorMeta>(const std::vector<TensorMeta>& inputs,
+                                        const std::vector<int64_t>& attrs)>
+      infer;
+  // Optional. The gradients of the inputs (an undefined Tensor where an input gets none), written
+  // with public ops. Without it, backward() through the op throws InvalidArgument naming the op.
+  std::function<std::vector<Tensor>(
+      const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+      const std::vector<int64_t>& attrs, const std::vector<Tensor>& grad_outputs)>
+      backward;
+};
+// InvalidArgument for a bad or taken name, a count below 0, or no infer.
+void register_op(OpDef def);
+// Outputs are new contiguous tensors on the inputs' device; the kernel registered with
+// register_kernel(name, device_type, fn) computes them (inputs arrive with their own strides).
+// InvalidArgument: unknown op (named), wrong input count, inputs on different devices, no kernel
+// for the device type (names the op and the type). Built-in ops with a generic form ("add",
+// "sum", ...) may be called this way too.
+std::vector<Tensor> call_op(const std::string& name, const std::vector<Tensor>& inputs,
+                            const std::vector<int64_t>& attrs = {});
 
 // Kernel contracts (every dtype; strides in elements; the output is never aliased with an input):
 // "copy":  inputs[0] and outputs[0] have the same shape and any strides (an expanded input has

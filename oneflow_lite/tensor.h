@@ -51,6 +51,46 @@ class Tensor {
   Tensor reshape(const std::vector<int64_t>& shape) const;
   Tensor permute(const std::vector<int64_t>& dims) const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  // The sum of every element (a 0-dim tensor), or over `dims` (negative dims wrap; no duplicates),
+  // keeping them as size-1 dims when keepdim is true. As ofl::sum.
+  Tensor sum() const;
+  Tensor sum(const std::vector<int64_t>& dims, bool keepdim = false) const;
+
+  // In-place ops: each writes this tensor's view, returns *this and bumps the storage's version
+  // counter. On a tensor that requires grad they throw InvalidArgument unless grad mode is off
+  // (NoGradGuard: an optimizer step); a source that requires grad is refused the same way.
+  Tensor& fill_(double value);  // the value converted to dtype()
+  Tensor& zero_();
+  Tensor& add_(const Tensor& other);  // other broadcasts to this shape; same dtype and device
+  Tensor& sub_(const Tensor& other);
+  Tensor& mul_(double value);
+  // From any device, with any strides; src broadcasts to this shape; the same dtype.
+  Tensor& copy_(const Tensor& src);
+
+  // Autograd (oneflow_lite/autograd.h; PyTorch's semantics). Only floating tensors require grad.
+  bool requires_grad() const;
+  // Leaves only; InvalidArgument on a non-leaf, a non-floating dtype or a global tensor.
+  Tensor& requires_grad_(bool requires_grad = true);
+  // True for a tensor no recorded op made (whether or not it requires grad).
+  bool is_leaf() const;
+  // The accumulated gradient: undefined until a backward reached this tensor (a leaf that requires
+  // grad, or a tensor that called retain_grad()).
+  Tensor grad() const;
+  // Replaces the gradient (its shape and dtype must match); set_grad(Tensor()) clears it.
+  void set_grad(const Tensor& grad);
+  // A non-leaf keeps its gradient in grad() after a backward.
+  void retain_grad() const;
+  // Computes the gradients of the leaves this tensor depends on and adds them into their grad().
+  // `gradient` (this tensor's shape and dtype) may be left out for a one-element tensor. Returns
+  // once the work is issued; reading a grad waits for it. Without retain_graph the graph's saved
+  // tensors are freed, and a second backward through it throws.
+  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
+  // A tensor sharing this storage (and its version counter) with no history; requires no grad.
+  Tensor detach() const;
+  // The storage's version counter: bumped by every in-place op on it.
+  int64_t version() const;
+  // The name of the node that made this tensor ("ExpandBackward", ...); empty for leaves.
+  std::string grad_fn_name() const;
 
   // Global tensors (oneflow_lite/distributed.h). A global tensor is a logical tensor laid out
   // over a placement's ranks by an SBP; each rank holds its physical shard. stride(),
@@ -102,5 +142,21 @@ std::vector<T> Tensor::to_vector() const {
 // std::vector<bool> packs bits and has no data(): read bytes, then widen.
 template <>
 std::vector<bool> Tensor::to_vector<bool>() const;
+
+// Elementwise arithmetic with PyTorch's broadcasting (ofl::add, sub, mul, div); a C++ scalar takes
+// the tensor's dtype.
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(double a, const Tensor& b);
+Tensor operator-(const Tensor& a);
 
 }  // namespace ofl

@@ -15,6 +15,10 @@
 
 namespace ofl {
 
+namespace autograd {
+struct AutogradMeta;
+}
+
 // A tensor's hold on its storage (the blob); the views of a tensor share it. The holds are counted
 // in the blob itself (EagerBlobObject::AddTensorRef), so a storage costs no object of its own. When
 // the last hold goes, it hands the blob to VirtualMachine::Release, which orders the free after
@@ -86,6 +90,15 @@ class TensorImpl {
   }
   // Only while the tensor is being made, before any other thread can see it.
   void set_global(std::shared_ptr<const GlobalMeta> g) { GetExtras()->global = std::move(g); }
+  // The tensor's autograd state (oneflow_lite/autograd/graph.h): null for a tensor that neither
+  // requires grad nor was made by a recorded op, which is one load to find out.
+  autograd::AutogradMeta* autograd() const {
+    const Extras* e = extras_.load(std::memory_order_acquire);
+    return e != nullptr ? e->autograd.get() : nullptr;
+  }
+  // Made on first use. Autograd state is the calling thread's to change: a tensor's autograd
+  // members are not to be called on the same tensor from two threads at once (as in PyTorch).
+  autograd::AutogradMeta& mutable_autograd();
 
   // This view as an instruction operand.
   vm::BlobArg arg() const;
@@ -97,6 +110,7 @@ class TensorImpl {
     ~Extras() { delete stride_vector.load(std::memory_order_relaxed); }
     std::atomic<std::vector<int64_t>*> stride_vector{nullptr};
     std::shared_ptr<const GlobalMeta> global;
+    std::shared_ptr<autograd::AutogradMeta> autograd;
   };
   inline static const std::shared_ptr<const GlobalMeta> kNoGlobal{};
   // The extras, made by the first caller that needs them (from any thread; one wins).

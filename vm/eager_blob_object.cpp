@@ -14,7 +14,7 @@ static_assert(sizeof(void*) != 8 || sizeof(EagerBlobObject) <= 96,
 
 EagerBlobObject::EagerBlobObject(Device device, size_t bytes, Stream* producer, DType dtype)
     : bytes_(bytes),
-      id_(VirtualMachine::Get().NewBlobId()),
+      id_(static_cast<uint32_t>(VirtualMachine::Get().NewBlobId())),
       producer_(producer),
       dtype_(static_cast<uint8_t>(dtype)) {
   if (producer == nullptr || producer->device() != device) {

@@ -89,6 +89,11 @@ class EagerBlobObject {
   void AddTensorRef() { tensor_refs_.fetch_add(1, std::memory_order_relaxed); }
   bool DropTensorRef() { return tensor_refs_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
 
+  // The storage's version counter (autograd): bumped by every in-place op on the storage at the
+  // call, read by a backward to find tensors it saved that were changed since.
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void BumpVersion() { version_.fetch_add(1, std::memory_order_relaxed); }
+
   // Link in an instruction's list of blobs to free once it has run (see VirtualMachine::Release).
   EagerBlobObject* next_release = nullptr;
 
@@ -98,7 +103,10 @@ class EagerBlobObject {
   // writes (dep_, issued_) share cache lines with the ones a worker writes (block_, life_,
   // error_). Each side writes its fields a few times in the blob's life, so the lines seldom move.
   size_t bytes_;
-  uint64_t id_;
+  // The trace's name for the blob: 32 bits (it wraps after 4 billion blobs, far more than a
+  // trace holds), so that the version counter fits beside it.
+  uint32_t id_;
+  std::atomic<uint32_t> version_{0};
   Stream* producer_;  // never null
   Dependence dep_;    // written by the issuing side
   CachingAllocator* pool_ = nullptr;

@@ -24,9 +24,17 @@ InstrRef InstructionsBuilder::OpCall(std::string op_name, kernels::KernelFn kern
                 OpCallPolicy::Operands{outputs.begin(), outputs.size()}, attrs, stream);
 }
 
+namespace {
+thread_local const char* t_op_name_scope = nullptr;
+}  // namespace
+
+OpNameScope::OpNameScope(const char* scope) : prev_(t_op_name_scope) { t_op_name_scope = scope; }
+OpNameScope::~OpNameScope() { t_op_name_scope = prev_; }
+
 InstrRef InstructionsBuilder::OpCall(std::string op_name, kernels::KernelFn kernel,
                                      OpCallPolicy::Operands inputs, OpCallPolicy::Operands outputs,
                                      const std::vector<int64_t>& attrs, Stream* stream) {
+  if (t_op_name_scope != nullptr) op_name = std::string(t_op_name_scope) + "." + op_name;
   if (stream == nullptr) {
     if (outputs.size == 0 && inputs.size == 0) {
       throw InvalidArgument(op_name + ": an op call needs an operand to pick its stream");

@@ -50,6 +50,20 @@ class InstructionsBuilder {
   FastVector<InstrRef> instructions_;
 };
 
+// While it lives, the op calls this thread builds are named "<scope>.<op>" ("MulBackward.mul"), so
+// that traces and error messages show what issued them. Nests (the inner scope wins); `scope` must
+// outlive the object.
+class OpNameScope {
+ public:
+  explicit OpNameScope(const char* scope);
+  ~OpNameScope();
+  OpNameScope(const OpNameScope&) = delete;
+  OpNameScope& operator=(const OpNameScope&) = delete;
+
+ private:
+  const char* prev_;
+};
+
 // Builds a batch with fn and submits it. In OFL_VM_SYNC=1 mode it also waits for the batch and
 // throws the first error raised by it, so every error surfaces at the call that caused it (except
 // on a VM worker, inside a callback or kernel, which cannot wait for work queued behind itself).

@@ -3,6 +3,8 @@
 #include <limits>
 #include <string>
 
+#include "oneflow_lite/autograd.h"
+#include "oneflow_lite/autograd/graph.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
 #include "oneflow_lite/functional/global_util.h"
@@ -31,6 +33,12 @@ Tensor CopyView(const char* op, const TensorImpl& x, const Shape& shape, const S
   return out;
 }
 
+// out, with the node of `name` recorded when x requires grad (ops/<name>_op.cpp has its backward).
+Tensor Recorded(const char* name, const Tensor& x, Tensor out, const std::vector<int64_t>& attrs) {
+  if (autograd::ShouldRecord(x)) autograd::Record(ops::BuiltinOp(name), x, out, attrs);
+  return out;
+}
+
 void CheckNotBool(const char* op, DType dtype) {
   if (dtype == DType::kBool) {
     throw InvalidArgument(std::string(op) +
@@ -45,15 +53,16 @@ Tensor expand(const Tensor& x, const std::vector<int64_t>& sizes) {
   ops::ViewGeometry g =
       ops::InferExpand(impl.shape(), impl.stride(), sizes, element_size(impl.dtype()));
   if (functional::ViewsDisabled())
-    return CopyView("expand", impl, g.shape, g.stride, impl.offset());
-  return MakeView(x, g.shape, std::move(g.stride), impl.offset());
+    return Recorded("expand", x, CopyView("expand", impl, g.shape, g.stride, impl.offset()), {});
+  return Recorded("expand", x, MakeView(x, g.shape, std::move(g.stride), impl.offset()), {});
 }
 
 Tensor contiguous(const Tensor& x) {
   if (x.defined() && x.is_global()) return functional::GlobalContiguous(x);
   const TensorImpl& impl = ImplOf("contiguous", x);
   if (ops::IsContiguous(impl.shape(), impl.stride())) return x;
-  return CopyView("contiguous", impl, impl.shape(), impl.stride(), impl.offset());
+  return Recorded("contiguous", x,
+                  CopyView("contiguous", impl, impl.shape(), impl.stride(), impl.offset()), {});
 }
 
 Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats) {
@@ -65,7 +74,7 @@ Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats) {
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
     b->OpCall("repeat", fn, {impl.arg()}, {out.impl()->arg()}, repeats);
   });
-  return out;
+  return Recorded("repeat", x, std::move(out), repeats);
 }
 
 Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
@@ -73,16 +82,21 @@ Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
   const TensorImpl& impl = ImplOf("reshape", x);
   const Shape out_shape = ops::InferReshape(impl.shape(), shape);
   if (auto stride = ops::ReshapeStrides(impl.shape(), impl.stride(), out_shape)) {
-    return MakeView(x, out_shape, std::move(*stride), impl.offset());
+    return Recorded("reshape", x, MakeView(x, out_shape, std::move(*stride), impl.offset()), {});
   }
-  Tensor c = contiguous(x);
-  return MakeView(c, out_shape, RowMajorStrides(out_shape), c.storage_offset());
+  Tensor out;
+  {
+    NoGradGuard inner;  // one node for the whole reshape
+    Tensor c = contiguous(x);
+    out = MakeView(c, out_shape, RowMajorStrides(out_shape), c.storage_offset());
+  }
+  return Recorded("reshape", x, std::move(out), {});
 }
 
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
   const TensorImpl& impl = ImplOf("permute", x);
   ops::ViewGeometry g = ops::InferPermute(impl.shape(), impl.stride(), dims);
-  return MakeView(x, g.shape, std::move(g.stride), impl.offset());
+  return Recorded("permute", x, MakeView(x, g.shape, std::move(g.stride), impl.offset()), dims);
 }
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
@@ -95,7 +109,8 @@ Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
     offset = g.offset_delta > 0 ? std::numeric_limits<int64_t>::max()
                                 : std::numeric_limits<int64_t>::min();
   }
-  return MakeView(x, g.shape, std::move(g.stride), offset);
+  return Recorded("narrow", x, MakeView(x, g.shape, std::move(g.stride), offset),
+                  {dim, start, length});
 }
 
 Tensor expand_backward(const Tensor& dy, const Shape& input_shape) {
@@ -110,13 +125,29 @@ Tensor expand_backward(const Tensor& dy, const Shape& input_shape) {
     b->OpCall("expand_backward", fn, {impl.arg()},
               {out.impl()->arg(target, RowMajorStrides(target), 0)});
   });
-  return out;
+  return Recorded("expand_backward", dy, std::move(out), input_shape.vec());
 }
+
+namespace {
+Tensor RepeatBackwardUnrecorded(const Tensor& dy, const Shape& input_shape,
+                                const std::vector<int64_t>& repeats);
+}  // namespace
 
 Tensor repeat_backward(const Tensor& dy, const Shape& input_shape,
                        const std::vector<int64_t>& repeats) {
   if (dy.defined() && dy.is_global())
     return functional::GlobalRepeatBackward(dy, input_shape, repeats);
+  Tensor out;
+  {
+    NoGradGuard inner;  // one node for the whole op, whatever it is made of
+    out = RepeatBackwardUnrecorded(dy, input_shape, repeats);
+  }
+  return Recorded("repeat_backward", dy, std::move(out), repeats);
+}
+
+namespace {
+Tensor RepeatBackwardUnrecorded(const Tensor& dy, const Shape& input_shape,
+                                const std::vector<int64_t>& repeats) {
   const TensorImpl& impl = ImplOf("repeat_backward", dy);
   CheckNotBool("repeat_backward", impl.dtype());
   ops::CheckRepeatBackward(impl.shape(), input_shape, repeats);
@@ -185,5 +216,6 @@ Tensor repeat_backward(const Tensor& dy, const Shape& input_shape,
   }
   return reshape(cur, input_shape.vec());
 }
+}  // namespace
 
 }  // namespace ofl

@@ -29,6 +29,29 @@ Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape);  // one -1 a
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 Tensor contiguous(const Tensor& x);
+// Elementwise, with PyTorch's broadcasting: the operands are expanded (stride 0, no copy) to their
+// common shape. Both operands have the same dtype (no promotion; InvalidArgument naming both) and
+// device; bool is refused, and so is div of integer tensors. A scalar takes the tensor's dtype.
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, double b);
+Tensor sub(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor div(const Tensor& a, double b);
+// The sum of every element, as a 0-dim tensor.
+Tensor sum(const Tensor& x);
+// The sum over `dims` (negative dims wrap; a duplicate is an error), which are dropped from the
+// shape unless keepdim. Floats accumulate in double and bool is refused, as reduce_sum_to.
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
+Tensor full(const Shape& shape, double value, DType dtype = DType::kFloat32,
+            const Device& device = Device(DeviceType::kCPU, 0));
+Tensor zeros(const Shape& shape, DType dtype = DType::kFloat32,
+             const Device& device = Device(DeviceType::kCPU, 0));
+Tensor ones(const Shape& shape, DType dtype = DType::kFloat32,
+            const Device& device = Device(DeviceType::kCPU, 0));
+
 // Sums dy over the dims that expand broadcast; the result has input_shape.
 Tensor expand_backward(const Tensor& dy, const Shape& input_shape);
 // Sums dy over the tiles of repeat(input, repeats); the result has input_shape.

@@ -34,6 +34,8 @@ class KernelCache {
 // A contiguous tensor with a fresh storage on `device` (no memory yet: the writing instruction
 // allocates it in Prepare). The caller has validated the shape.
 Tensor NewTensor(const Shape& shape, DType dtype, const Device& device);
+// A new contiguous tensor with x's values (its own storage, never x's).
+Tensor Clone(const Tensor& x);
 // A view of x's storage.
 Tensor MakeView(const Tensor& x, const Shape& shape, Strides stride, int64_t offset);
 // x's implementation; InvalidArgument for an undefined tensor, and for a global one (the call is

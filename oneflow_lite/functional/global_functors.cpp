@@ -16,6 +16,7 @@
 
 #include "kernels/collective/collectives.h"
 #include "kernels/collective/nccl_collectives.h"
+#include "oneflow_lite/autograd/graph.h"
 #include "oneflow_lite/distributed.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
@@ -459,6 +460,11 @@ Tensor LocalToGlobal(const Tensor& local, const Placement& p, const Sbp& sbp) {
     CheckPlacement("to_global", p);
     if (call.member) {
       const TensorImpl& impl = LocalImplOf("to_global", local);
+      if (autograd::RequiresGrad(impl) && autograd::GradModeEnabled()) {
+        throw InvalidArgument(
+            "to_global: autograd of global tensors is not supported yet, and the local tensor "
+            "requires grad; pass detach() (or convert under NoGradGuard)");
+      }
       if (impl.device() != PlacementDevice(p)) {
         throw InvalidArgument("to_global: the local tensor is on " + impl.device().str() +
                               ", but " + p.str() + " needs this rank's tensors on " +

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "kernels/device_backend.h"
+#include "oneflow_lite/autograd.h"
+#include "oneflow_lite/autograd/graph.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
 #include "oneflow_lite/functional/global_util.h"
@@ -221,9 +223,19 @@ Tensor Tensor::to(const Device& device) const {
   const bool into_host = into->host_accessible();
   if (!from_host && !into_host && impl.device().type() != device.type()) {
     // Two backends cannot copy between each other: go through the host.
-    return to(Device("cpu")).to(device);
+    Tensor out;
+    {
+      NoGradGuard inner;  // one node for the whole move
+      out = to(Device("cpu")).to(device);
+    }
+    if (autograd::ShouldRecord(*this)) autograd::Record(ops::BuiltinOp("to"), *this, out, {});
+    return out;
   }
-  const Tensor src = is_contiguous() ? *this : contiguous();
+  Tensor src;
+  {
+    NoGradGuard inner;
+    src = is_contiguous() ? *this : contiguous();
+  }
   Tensor out = NewTensor(impl.shape(), impl.dtype(), device);
   const size_t bytes = static_cast<size_t>(impl.shape().numel()) * element_size(impl.dtype());
   CopyKind kind = CopyKind::kDeviceToDevice;
@@ -239,6 +251,7 @@ Tensor Tensor::to(const Device& device) const {
     b->Policy(stream, vm::DeviceCopyPolicy::BlobToBlob("to", src.impl()->arg(), out.impl()->arg(),
                                                        kind, bytes));
   });
+  if (autograd::ShouldRecord(*this)) autograd::Record(ops::BuiltinOp("to"), *this, out, {});
   return out;
 }
 

@@ -314,6 +314,46 @@ void RunGlobal(const WorkloadOptions& o, int64_t rounds) {
   }
 }
 
+// A few steps of the README's fit_line training: forward, backward (its instructions are named
+// "<Node>Backward.<op>" and "AccumulateGrad.<op>") and an update under NoGradGuard.
+void RunAutograd(const WorkloadOptions& o, int64_t steps) {
+  const Device& d = o.device;
+  std::vector<float> xs(64), ys(64);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    xs[i] = static_cast<float>(i) / 32.0f - 1.0f;
+    ys[i] = 3.0f * xs[i] + 0.5f;
+  }
+  const Tensor x = tensor(xs, Shape({64}), d);
+  const Tensor y = tensor(ys, Shape({64}), d);
+  Tensor a = zeros(Shape(std::vector<int64_t>{}), DType::kFloat32, d);
+  Tensor b = zeros(Shape(std::vector<int64_t>{}), DType::kFloat32, d);
+  a.requires_grad_();
+  b.requires_grad_();
+  float first = 0, last = 0;
+  for (int64_t i = 0; i < steps; ++i) {
+    const Tensor err = a * x + b - y;
+    const Tensor loss = (err * err).sum() / 64.0;
+    loss.backward();
+    {
+      NoGradGuard no_grad;
+      a.sub_(a.grad() * 0.1);
+      b.sub_(b.grad() * 0.1);
+    }
+    a.set_grad(Tensor());
+    b.set_grad(Tensor());
+    last = loss.to_vector<float>()[0];
+    if (i == 0) first = last;
+    Report(o, i + 1, steps);
+  }
+  Check(steps < 2 || last < first, "autograd",
+        "the loss did not fall: " + std::to_string(first) + " -> " + std::to_string(last));
+  sync();
+  if (o.out != nullptr) {
+    std::fprintf(o.out, "autograd: %lld steps of fit_line on %s, loss %.4f -> %.4f\n",
+                 static_cast<long long>(steps), d.str().c_str(), first, last);
+  }
+}
+
 }  // namespace
 
 const std::vector<WorkloadInfo>& Workloads() {
@@ -330,6 +370,8 @@ const std::vector<WorkloadInfo>& Workloads() {
       {"global",
        "global tensors over mpiexec's ranks: boxing, expand, repeat, backward (see GLOBAL)", 8,
        "rounds, 2 collectives each"},
+      {"autograd", "gradient descent steps of fit_line: forward, backward() and the update", 3,
+       "training steps"},
   };
   return kWorkloads;
 }
@@ -364,6 +406,8 @@ void RunWorkload(const std::string& name, const WorkloadOptions& options) {
     RunFanout(options, iters);
   } else if (name == "global") {
     RunGlobal(options, iters);
+  } else if (name == "autograd") {
+    RunAutograd(options, iters);
   } else {
     RunStress(options, iters);
   }

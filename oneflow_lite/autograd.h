@@ -1,0 +1,38 @@
+// Autograd: an op whose inputs require grad records a node (its definition's backward, the tensors
+// it saved and their versions) while grad mode is on; Tensor::backward() and autograd::grad() walk
+// the nodes on the calling thread and issue the backward's ops as ordinary VM instructions, so a
+// backward is as asynchronous as the forward. The Tensor members are in tensor.h.
+#pragma once
+
+#include <vector>
+
+#include "oneflow_lite/tensor.h"
+
+namespace ofl {
+
+namespace autograd {
+// The gradients of `outputs` with respect to `inputs` (tensors that require grad), without adding
+// into any grad(). grad_outputs: one per output (undefined or left out for a one-element output).
+// An input the outputs do not depend on: InvalidArgument unless allow_unused (then undefined).
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs = {}, bool retain_graph = false,
+                         bool allow_unused = false);
+}  // namespace autograd
+
+// Turns grad mode off for the calling thread while it lives (nests): ops record nothing, and
+// in-place ops may write tensors that require grad.
+class NoGradGuard {
+ public:
+  NoGradGuard();
+  ~NoGradGuard();
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool prev_;
+};
+
+// Whether ops on the calling thread record nodes (true unless a NoGradGuard lives).
+bool is_grad_enabled();
+
+}  // namespace ofl

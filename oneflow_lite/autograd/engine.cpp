@@ -1,0 +1,219 @@
+// The backward engine: walks the nodes behind the roots on the calling thread, latest first, and
+// issues each node's backward (public ops, so ordinary VM instructions: a backward is as
+// asynchronous as the forward). Gradients that meet at a node's output are summed out of place in
+// the order they arrive, and that order is fixed by the nodes' sequence numbers: the same sums, so
+// the same bits, on every run, thread count and device.
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "oneflow_lite/autograd.h"
+#include "oneflow_lite/autograd/engine.h"
+#include "oneflow_lite/functional/functional.h"
+#include "oneflow_lite/functional/functor_util.h"
+#include "vm/instructions_builder.h"
+
+namespace ofl::autograd {
+
+namespace {
+
+std::string Describe(const Shape& shape, DType dtype) {
+  return "shape " + shape.str() + " dtype " + to_string(dtype);
+}
+
+struct Run {
+  bool accumulate;
+  bool retain_graph;
+  std::vector<Edge> captures;
+  std::vector<Tensor> captured;
+  std::unordered_map<Node*, int> dependencies;
+  std::unordered_map<Node*, std::vector<Tensor>> buffers;
+  struct Later {
+    bool operator()(const Node* a, const Node* b) const { return a->sequence_nr < b->sequence_nr; }
+  };
+  std::priority_queue<Node*, std::vector<Node*>, Later> ready;
+
+  static Tensor Sum(const Tensor& acc, const Tensor& g) { return acc.defined() ? add(acc, g) : g; }
+
+  void Capture(const Edge& e, const Tensor& g) {
+    for (size_t i = 0; i < captures.size(); ++i) {
+      const Edge& c = captures[i];
+      const bool same =
+          e.leaf ? c.leaf == e.leaf : (c.node == e.node && c.output_nr == e.output_nr);
+      if (same) captured[i] = Sum(captured[i], g);
+    }
+  }
+
+  void Deliver(const Edge& e, const Tensor& g) {
+    if (!captures.empty()) Capture(e, g);
+    if (e.leaf) {
+      if (accumulate) AccumulateGrad(*e.leaf, g);
+      return;
+    }
+    std::vector<Tensor>& buf = buffers[e.node.get()];
+    if (buf.empty()) buf.resize(e.node->output_info.size());
+    vm::OpNameScope scope("GradSum");  // gradients meeting at one output, summed out of place
+    buf[e.output_nr] = Sum(buf[e.output_nr], g);
+  }
+
+  void CountDependencies(const std::vector<Node*>& roots) {
+    std::vector<Node*> stack = roots;
+    std::unordered_map<Node*, bool> seen;
+    for (Node* r : roots) seen[r] = true;
+    while (!stack.empty()) {
+      Node* n = stack.back();
+      stack.pop_back();
+      for (const Edge& e : n->next) {
+        if (!e.node) continue;
+        ++dependencies[e.node.get()];
+        if (!seen[e.node.get()]) {
+          seen[e.node.get()] = true;
+          stack.push_back(e.node.get());
+        }
+      }
+    }
+  }
+
+  void CheckSaved(const Node& n) {
+    const std::string name = n.op->backward_name;
+    // As PyTorch: only a node that saved something refuses a second pass.
+    if (n.released && (n.op->save_inputs != 0 || n.op->save_outputs != 0)) {
+      throw Error("backward: trying to backward through the graph a second time: the tensors " +
+                  name +
+                  " saved were freed by the first backward; pass retain_graph=true to the first "
+                  "backward (or autograd::grad) to backward through a graph twice");
+    }
+    auto check = [&](const std::vector<Tensor>& saved, const std::vector<uint32_t>& versions,
+                     const char* what) {
+      for (size_t i = 0; i < saved.size(); ++i) {
+        if (!saved[i].defined()) continue;
+        const uint32_t now = saved[i].impl()->blob()->version();
+        if (now != versions[i]) {
+          throw Error(
+              "backward: one of the tensors needed for gradient computation has been modified by "
+              "an in-place operation: " +
+              std::string(what) + " " + std::to_string(i) + " of " + name + " is at version " +
+              std::to_string(now) + ", expected version " + std::to_string(versions[i]) +
+              " (the version it had when " + n.op->name + " saved it)");
+        }
+      }
+    };
+    check(n.saved_inputs, n.input_versions, "input");
+    check(n.saved_outputs, n.output_versions, "output");
+  }
+
+  void Finish(Node* n) {
+    for (const Edge& e : n->next) {
+      if (!e.node) continue;
+      if (--dependencies[e.node.get()] == 0) ready.push(e.node.get());
+    }
+    if (!retain_graph) {
+      n->saved_inputs.clear();
+      n->saved_outputs.clear();
+      n->released = true;
+    }
+  }
+
+  void Execute(Node* n) {
+    auto it = buffers.find(n);
+    std::vector<Tensor> grads;
+    if (it != buffers.end()) grads = std::move(it->second), buffers.erase(it);
+    const bool any =
+        std::any_of(grads.begin(), grads.end(), [](const Tensor& g) { return g.defined(); });
+    if (!any) {  // nothing reached this node: nothing flows on from it
+      Finish(n);
+      return;
+    }
+    CheckSaved(*n);
+    for (size_t i = 0; i < grads.size(); ++i) {
+      const ops::ArgInfo& info = n->output_info[i];
+      if (!grads[i].defined()) grads[i] = zeros(info.shape, info.dtype, info.device);
+      if (accumulate) {
+        if (auto kept = n->retained[i].lock()) AccumulateGrad(*kept, grads[i]);
+      }
+    }
+    if (!n->op->backward) {
+      throw InvalidArgument("backward: op '" + n->op->name +
+                            "' has no backward (its definition gives none), so no gradient "
+                            "flows through it");
+    }
+    uint64_t needs = 0;
+    for (size_t i = 0; i < n->next.size() && i < 64; ++i) {
+      if (n->next[i].valid()) needs |= uint64_t{1} << i;
+    }
+    const ops::GradContext ctx{needs,         n->saved_inputs, n->saved_outputs,
+                               n->input_info, n->output_info,  n->attrs};
+    std::vector<Tensor> in_grads;
+    {
+      vm::OpNameScope scope(n->op->backward_name.c_str());
+      in_grads = n->op->backward(ctx, grads);
+    }
+    if (in_grads.size() != n->next.size()) {
+      throw InvalidArgument("backward: " + n->op->backward_name + " returned " +
+                            std::to_string(in_grads.size()) + " gradients for " +
+                            std::to_string(n->next.size()) + " inputs");
+    }
+    for (size_t i = 0; i < in_grads.size(); ++i) {
+      const Edge& e = n->next[i];
+      const Tensor& g = in_grads[i];
+      if (!e.valid() || !g.defined()) continue;
+      const ops::ArgInfo& info = n->input_info[i];
+      if (g.shape() != info.shape || g.dtype() != info.dtype) {
+        throw InvalidArgument("backward: " + n->op->backward_name + " returned a gradient of " +
+                              Describe(g.shape(), g.dtype()) + " for input " + std::to_string(i) +
+                              " of " + Describe(info.shape, info.dtype));
+      }
+      Deliver(e, g);
+    }
+    Finish(n);
+  }
+};
+
+}  // namespace
+
+void AccumulateGrad(TensorImpl& target, const Tensor& g) {
+  AutogradMeta& m = target.mutable_autograd();
+  NoGradGuard no_grad;
+  vm::OpNameScope scope("AccumulateGrad");
+  // The first gradient is copied: .grad never aliases a tensor the graph or the program holds.
+  if (!m.grad.defined()) {
+    m.grad = functional::Clone(g);
+  } else {
+    m.grad.add_(g);
+  }
+}
+
+std::vector<Tensor> RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
+                                const std::vector<Edge>& captures, bool retain_graph,
+                                bool accumulate) {
+  NoGradGuard no_grad;
+  Run run;
+  run.accumulate = accumulate;
+  run.retain_graph = retain_graph;
+  run.captures = captures;
+  run.captured.resize(captures.size());
+  std::vector<Node*> root_nodes;
+  for (const auto& [edge, grad] : roots) {
+    if (edge.node) root_nodes.push_back(edge.node.get());
+  }
+  run.CountDependencies(root_nodes);
+  for (const auto& [edge, grad] : roots) run.Deliver(edge, grad);
+  for (Node* r : root_nodes) {
+    if (run.dependencies[r] == 0) {
+      run.dependencies[r] = -1;  // queued once, however many roots share it
+      run.ready.push(r);
+    }
+  }
+  while (!run.ready.empty()) {
+    Node* n = run.ready.top();
+    run.ready.pop();
+    run.Execute(n);
+  }
+  return std::move(run.captured);
+}
+
+}  // namespace ofl::autograd

@@ -1,0 +1,110 @@
+// Recording: the node an op call leaves when an input requires grad, and the autograd state of the
+// tensors it touches.
+#include <atomic>
+
+#include "oneflow_lite/autograd.h"
+#include "oneflow_lite/autograd/graph.h"
+#include "oneflow_lite/small_object.h"
+
+namespace ofl {
+
+autograd::AutogradMeta& TensorImpl::mutable_autograd() {
+  Extras* e = GetExtras();
+  if (!e->autograd) e->autograd = std::make_shared<autograd::AutogradMeta>();
+  return *e->autograd;
+}
+
+namespace autograd {
+
+namespace {
+thread_local bool t_grad_enabled = true;
+std::atomic<uint64_t> next_sequence_nr{1};
+
+ops::ArgInfo InfoOf(const Tensor& t) {
+  const TensorImpl& impl = *t.impl();
+  return ops::ArgInfo{impl.shape(), impl.dtype(), impl.device()};
+}
+}  // namespace
+
+bool GradModeEnabled() { return t_grad_enabled; }
+
+Tensor Detached(const Tensor& t) {
+  const TensorImpl& impl = *t.impl();
+  return Tensor(MakeShared<TensorImpl>(impl.shape(), impl.stride(), impl.offset(), impl.storage()));
+}
+
+bool ShouldRecord(const std::vector<Tensor>& inputs) {
+  if (!t_grad_enabled) return false;
+  for (const Tensor& x : inputs) {
+    if (x.defined() && RequiresGrad(*x.impl())) return true;
+  }
+  return false;
+}
+
+void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
+            const std::vector<Tensor>& outputs, const std::vector<int64_t>& attrs) {
+  if (!ShouldRecord(inputs)) return;
+  // An op that returned its input itself (contiguous() of a contiguous tensor, to() its own
+  // device) made nothing to record.
+  for (const Tensor& y : outputs) {
+    for (const Tensor& x : inputs) {
+      if (y.impl() == x.impl()) return;
+    }
+  }
+  auto node = std::make_shared<Node>();
+  node->op = &op;
+  node->sequence_nr = next_sequence_nr.fetch_add(1, std::memory_order_relaxed);
+  node->attrs = attrs;
+  const size_t n_in = inputs.size(), n_out = outputs.size();
+  node->next.resize(n_in);
+  node->input_info.reserve(n_in);
+  node->saved_inputs.resize(n_in);
+  node->input_versions.resize(n_in);
+  for (size_t i = 0; i < n_in; ++i) {
+    const Tensor& x = inputs[i];
+    node->input_info.push_back(InfoOf(x));
+    if (op.save_inputs & ops::Bit(static_cast<int>(i))) {
+      node->saved_inputs[i] = Detached(x);
+      node->input_versions[i] = x.impl()->blob()->version();
+    }
+    AutogradMeta* m = x.impl()->autograd();
+    if (m == nullptr) continue;
+    if (m->grad_fn) {
+      node->next[i].node = m->grad_fn;
+      node->next[i].output_nr = m->output_nr;
+    } else if (m->requires_grad) {
+      node->next[i].leaf = x.impl();
+    }
+  }
+  node->output_info.reserve(n_out);
+  node->saved_outputs.resize(n_out);
+  node->output_versions.resize(n_out);
+  node->retained.resize(n_out);
+  for (size_t i = 0; i < n_out; ++i) {
+    const Tensor& y = outputs[i];
+    node->output_info.push_back(InfoOf(y));
+    if (op.save_outputs & ops::Bit(static_cast<int>(i))) {
+      node->saved_outputs[i] = Detached(y);
+      node->output_versions[i] = y.impl()->blob()->version();
+    }
+  }
+  // Last: the outputs own the node (and nothing the node holds owns them).
+  for (size_t i = 0; i < n_out; ++i) {
+    AutogradMeta& m = outputs[i].impl()->mutable_autograd();
+    m.grad_fn = node;
+    m.output_nr = static_cast<int>(i);
+  }
+}
+
+void Record(const ops::OpSchema& op, const Tensor& input, const Tensor& output,
+            const std::vector<int64_t>& attrs) {
+  Record(op, std::vector<Tensor>{input}, std::vector<Tensor>{output}, attrs);
+}
+
+}  // namespace autograd
+
+NoGradGuard::NoGradGuard() : prev_(autograd::t_grad_enabled) { autograd::t_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { autograd::t_grad_enabled = prev_; }
+bool is_grad_enabled() { return autograd::t_grad_enabled; }
+
+}  // namespace ofl

@@ -1,0 +1,211 @@
+// The arithmetic ops (add, sub, mul, div and their operators), sum, the filled tensors (full,
+// zeros, ones) and the in-place ops. The out-of-place ones go through their definitions on the
+// generic path (dispatch.h); the in-place ones write the tensor's own view with the same kernels.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "oneflow_lite/autograd.h"
+#include "oneflow_lite/autograd/graph.h"
+#include "oneflow_lite/functional/dispatch.h"
+#include "oneflow_lite/functional/functional.h"
+#include "oneflow_lite/functional/functor_util.h"
+#include "ops/array_ops.h"
+#include "ops/broadcast.h"
+
+namespace ofl {
+
+using functional::Dispatch;
+using functional::ImplOf;
+using functional::KernelFor;
+using functional::NewTensor;
+
+namespace {
+
+// The scalar operand of `x op value`: a 0-dim tensor of x's dtype on x's device.
+Tensor ScalarLike(const char* op, const Tensor& x, double value) {
+  const TensorImpl& impl = ImplOf(op, x);
+  return full(Shape(std::vector<int64_t>{}), value, impl.dtype(), impl.device());
+}
+
+int64_t DoubleBits(double value) {
+  int64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+// The checks every in-place op makes on the tensor it writes, before anything is queued.
+const TensorImpl& InplaceTarget(const char* op, const Tensor& self) {
+  const TensorImpl& impl = ImplOf(op, self);
+  if (autograd::RequiresGrad(impl) && is_grad_enabled()) {
+    throw InvalidArgument(std::string(op) +
+                          ": the tensor requires grad, and an in-place op on it would not be "
+                          "recorded (" +
+                          (self.is_leaf() ? std::string("a leaf that requires grad is being used "
+                                                        "in an in-place operation")
+                                          : "it was made by " + self.grad_fn_name()) +
+                          "); run it under NoGradGuard (an optimizer step) or use the "
+                          "out-of-place op");
+  }
+  for (int i = 0; i < impl.shape().ndim(); ++i) {
+    if (impl.stride()[i] == 0 && impl.shape()[i] > 1) {
+      throw InvalidArgument(std::string(op) + ": the tensor (shape " + impl.shape().str() +
+                            ", strides " + impl.stride().str() +
+                            ") is an expanded view: " + "dim " + std::to_string(i) +
+                            " has stride 0, so several elements share one memory location; "
+                            "write a contiguous() copy instead");
+    }
+  }
+  return impl;
+}
+
+// An operand of an in-place op: defined, local, on the target's device unless `any_device`, of
+// its dtype, not requiring grad while grad mode is on; seen as the target's shape.
+const TensorImpl& RefuseGradSource(const char* op, const Tensor& src) {
+  const TensorImpl& impl = ImplOf(op, src);
+  if (autograd::RequiresGrad(impl) && is_grad_enabled()) {
+    throw InvalidArgument(std::string(op) +
+                          ": the source requires grad, and in-place ops are not recorded by "
+                          "autograd; run it under NoGradGuard or use the out-of-place op");
+  }
+  return impl;
+}
+
+vm::BlobArg InplaceSource(const char* op, const TensorImpl& target, const Tensor& src) {
+  const TensorImpl& impl = RefuseGradSource(op, src);
+  if (impl.dtype() != target.dtype()) {
+    throw InvalidArgument(std::string(op) + ": the source's dtype " + to_string(impl.dtype()) +
+                          " differs from the tensor's " + to_string(target.dtype()) +
+                          " (no conversion)");
+  }
+  if (impl.device() != target.device()) {
+    throw InvalidArgument(std::string(op) + ": the source is on " + impl.device().str() +
+                          " but the tensor is on " + target.device().str());
+  }
+  return impl.arg(target.shape(),
+                  ops::BroadcastStrides(op, impl.shape(), impl.stride(), target.shape()),
+                  impl.offset());
+}
+
+// Issues `kernel_op` writing the target's own view, and bumps its storage's version.
+void InplaceCall(const char* op, const char* kernel_op, const TensorImpl& target,
+                 std::vector<vm::BlobArg> inputs, const std::vector<int64_t>& attrs) {
+  kernels::KernelFn fn = kernels::FindKernel(kernel_op, target.device().type());
+  std::vector<vm::BlobArg> outputs{target.arg()};
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    b->OpCall(op, fn, std::move(inputs), std::move(outputs), attrs);
+  });
+  target.blob()->BumpVersion();
+}
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b) {
+  static const ops::OpSchema& op = ops::BuiltinOp("add");
+  return Dispatch(op, {a, b}, {})[0];
+}
+Tensor sub(const Tensor& a, const Tensor& b) {
+  static const ops::OpSchema& op = ops::BuiltinOp("sub");
+  return Dispatch(op, {a, b}, {})[0];
+}
+Tensor mul(const Tensor& a, const Tensor& b) {
+  static const ops::OpSchema& op = ops::BuiltinOp("mul");
+  return Dispatch(op, {a, b}, {})[0];
+}
+Tensor div(const Tensor& a, const Tensor& b) {
+  static const ops::OpSchema& op = ops::BuiltinOp("div");
+  return Dispatch(op, {a, b}, {})[0];
+}
+Tensor add(const Tensor& a, double b) { return add(a, ScalarLike("add", a, b)); }
+Tensor sub(const Tensor& a, double b) { return sub(a, ScalarLike("sub", a, b)); }
+Tensor mul(const Tensor& a, double b) { return mul(a, ScalarLike("mul", a, b)); }
+Tensor div(const Tensor& a, double b) { return div(a, ScalarLike("div", a, b)); }
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator+(const Tensor& a, double b) { return add(a, b); }
+Tensor operator-(const Tensor& a, double b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, double b) { return div(a, b); }
+Tensor operator+(double a, const Tensor& b) { return add(ScalarLike("add", b, a), b); }
+Tensor operator-(double a, const Tensor& b) { return sub(ScalarLike("sub", b, a), b); }
+Tensor operator*(double a, const Tensor& b) { return mul(ScalarLike("mul", b, a), b); }
+Tensor operator/(double a, const Tensor& b) { return div(ScalarLike("div", b, a), b); }
+Tensor operator-(const Tensor& a) { return mul(a, -1.0); }
+
+Tensor sum(const Tensor& x) {
+  static const ops::OpSchema& op = ops::BuiltinOp("sum");
+  return Dispatch(op, {x}, {0})[0];
+}
+
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  static const ops::OpSchema& op = ops::BuiltinOp("sum");
+  std::vector<int64_t> attrs;
+  attrs.reserve(dims.size() + 1);
+  attrs.push_back(keepdim ? 1 : 0);
+  attrs.insert(attrs.end(), dims.begin(), dims.end());  // no dims: every dim, as PyTorch
+  return Dispatch(op, {x}, attrs)[0];
+}
+
+Tensor Tensor::sum() const { return ofl::sum(*this); }
+Tensor Tensor::sum(const std::vector<int64_t>& dims, bool keepdim) const {
+  return ofl::sum(*this, dims, keepdim);
+}
+
+Tensor full(const Shape& shape, double value, DType dtype, const Device& device) {
+  ops::CheckDType("full", dtype);
+  ops::CheckShape("full", "shape", shape, element_size(dtype));
+  Tensor out = NewTensor(shape, dtype, device);
+  kernels::KernelFn fn = kernels::FindKernel("fill", device.type());
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    b->OpCall("full", fn, {}, {out.impl()->arg()}, {DoubleBits(value)});
+  });
+  return out;
+}
+
+Tensor zeros(const Shape& shape, DType dtype, const Device& device) {
+  return full(shape, 0.0, dtype, device);
+}
+Tensor ones(const Shape& shape, DType dtype, const Device& device) {
+  return full(shape, 1.0, dtype, device);
+}
+
+Tensor& Tensor::fill_(double value) {
+  const TensorImpl& t = InplaceTarget("fill_", *this);
+  InplaceCall("fill_", "fill", t, {}, {DoubleBits(value)});
+  return *this;
+}
+
+Tensor& Tensor::zero_() { return fill_(0.0); }
+
+Tensor& Tensor::add_(const Tensor& other) {
+  const TensorImpl& t = InplaceTarget("add_", *this);
+  InplaceCall("add_", "add", t, {t.arg(), InplaceSource("add_", t, other)}, {});
+  return *this;
+}
+
+Tensor& Tensor::sub_(const Tensor& other) {
+  const TensorImpl& t = InplaceTarget("sub_", *this);
+  InplaceCall("sub_", "sub", t, {t.arg(), InplaceSource("sub_", t, other)}, {});
+  return *this;
+}
+
+Tensor& Tensor::mul_(double value) {
+  const TensorImpl& t = InplaceTarget("mul_", *this);
+  const Tensor scalar = full(Shape(std::vector<int64_t>{}), value, t.dtype(), t.device());
+  InplaceCall("mul_", "mul", t, {t.arg(), InplaceSource("mul_", t, scalar)}, {});
+  return *this;
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  const TensorImpl& t = InplaceTarget("copy_", *this);
+  const TensorImpl& s = RefuseGradSource("copy_", src);
+  // From another device: to this one first (a copy queued like any op).
+  const Tensor here = s.device() == t.device() ? src : src.to(t.device());
+  InplaceCall("copy_", "copy", t, {InplaceSource("copy_", t, here)}, {});
+  return *this;
+}
+
+}  // namespace ofl

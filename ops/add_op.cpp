@@ -1,0 +1,26 @@
+// add(a, b) = a + b, with broadcasting. Gradients: g summed to each operand's shape.
+#include "ops/broadcast.h"
+#include "ops/grad_util.h"
+#include "ops/op_schema.h"
+
+namespace ofl::ops {
+namespace {
+OpSchema MakeAddOp() {
+  OpSchema op;
+  op.name = "add";
+  op.num_inputs = 2;
+  op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>&) {
+    return InferBinary("add", in, /*allow_integer=*/true);
+  };
+  op.broadcast_inputs = true;
+  op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
+    std::vector<Tensor> dx(2);
+    if (ctx.needs(0)) dx[0] = SumTo(g[0], ctx.input_info[0].shape);
+    if (ctx.needs(1)) dx[1] = SumTo(g[0], ctx.input_info[1].shape);
+    return dx;
+  };
+  return op;
+}
+OFL_REGISTER_OP(MakeAddOp);
+}  // namespace
+}  // namespace ofl::ops

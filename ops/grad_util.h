@@ -1,0 +1,17 @@
+// Helpers for the backwards of the op files, written with public ops only (so they run on every
+// device and are themselves recorded instructions).
+#pragma once
+
+#include "oneflow_lite/functional/functional.h"
+#include "oneflow_lite/tensor.h"
+
+namespace ofl::ops {
+
+// g summed over the dims where `shape` was broadcast to g's shape (g itself when the shapes
+// agree): the gradient of a broadcast operand.
+inline Tensor SumTo(const Tensor& g, const Shape& shape) {
+  if (g.shape() == shape) return g;
+  return expand_backward(g, shape);
+}
+
+}  // namespace ofl::ops

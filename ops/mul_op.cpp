@@ -1,0 +1,28 @@
+// mul(a, b) = a * b, with broadcasting. Gradients: g * b and g * a, summed to the operands'
+// shapes; saves both inputs (a backward finds them changed in place through their versions).
+#include "ops/broadcast.h"
+#include "ops/grad_util.h"
+#include "ops/op_schema.h"
+
+namespace ofl::ops {
+namespace {
+OpSchema MakeMulOp() {
+  OpSchema op;
+  op.name = "mul";
+  op.num_inputs = 2;
+  op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>&) {
+    return InferBinary("mul", in, /*allow_integer=*/true);
+  };
+  op.broadcast_inputs = true;
+  op.save_inputs = Bit(0) | Bit(1);
+  op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
+    std::vector<Tensor> dx(2);
+    if (ctx.needs(0)) dx[0] = SumTo(g[0] * ctx.inputs[1], ctx.input_info[0].shape);
+    if (ctx.needs(1)) dx[1] = SumTo(g[0] * ctx.inputs[0], ctx.input_info[1].shape);
+    return dx;
+  };
+  return op;
+}
+OFL_REGISTER_OP(MakeMulOp);
+}  // namespace
+}  // namespace ofl::ops

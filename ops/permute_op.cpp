@@ -1,0 +1,26 @@
+// permute(x, dims): attrs are the dims (negative ones wrap). Gradient: g permuted back by the
+// inverse permutation.
+#include <vector>
+
+#include "oneflow_lite/functional/functional.h"
+#include "ops/op_schema.h"
+
+namespace ofl::ops {
+namespace {
+OpSchema MakePermuteOp() {
+  OpSchema op;
+  op.name = "permute";
+  op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
+    const size_t n = ctx.attrs.size();
+    std::vector<int64_t> inverse(n);
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t d = ctx.attrs[i] < 0 ? ctx.attrs[i] + static_cast<int64_t>(n) : ctx.attrs[i];
+      inverse[static_cast<size_t>(d)] = static_cast<int64_t>(i);
+    }
+    return std::vector<Tensor>{g[0].permute(inverse)};
+  };
+  return op;
+}
+OFL_REGISTER_OP(MakePermuteOp);
+}  // namespace
+}  // namespace ofl::ops

@@ -1,0 +1,186 @@
+// Ops defined outside the library (extension.h: register_op, call_op): the generic path, autograd
+// through them, their kernels on a program's own device type, and every error of the API.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "tests/functional/functional_test_util.h"
+#include "tests/functional/host_memory_backend.h"
+
+namespace ofl::testing {
+namespace {
+
+// "axpy": out = attrs[0] * x + y for float32 x and y of one shape, inputs of any strides.
+void AxpyKernel(const KernelContext& ctx) {
+  const TensorArg& x = ctx.inputs[0];
+  const TensorArg& y = ctx.inputs[1];
+  const TensorArg& out = ctx.outputs[0];
+  const float a = static_cast<float>(ctx.attrs[0]);
+  const int n = out.shape.ndim();
+  std::vector<int64_t> idx(static_cast<size_t>(n), 0);
+  for (int64_t i = 0; i < out.shape.numel(); ++i) {
+    int64_t ox = 0, oy = 0, oo = 0;
+    for (int d = 0; d < n; ++d) {
+      ox += idx[d] * x.stride[d];
+      oy += idx[d] * y.stride[d];
+      oo += idx[d] * out.stride[d];
+    }
+    static_cast<float*>(out.data)[oo] =
+        a * static_cast<const float*>(x.data)[ox] + static_cast<const float*>(y.data)[oy];
+    for (int d = n - 1; d >= 0 && ++idx[d] == out.shape[d]; --d) idx[d] = 0;
+  }
+}
+
+void RegisterAxpyOnce() {
+  static const bool done = [] {
+    OpDef def;
+    def.name = "axpy";
+    def.num_inputs = 2;
+    def.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>& attrs) {
+      if (attrs.size() != 1) {
+        throw InvalidArgument("axpy: attrs must hold a, got " + std::to_string(attrs.size()));
+      }
+      if (in[0].shape != in[1].shape || in[0].dtype != DType::kFloat32 ||
+          in[1].dtype != DType::kFloat32) {
+        throw InvalidArgument("axpy: x and y must be float32 of one shape, got " +
+                              in[0].shape.str() + " and " + in[1].shape.str());
+      }
+      return std::vector<TensorMeta>{in[0]};
+    };
+    def.backward = [](const std::vector<Tensor>&, const std::vector<Tensor>&,
+                      const std::vector<int64_t>& attrs, const std::vector<Tensor>& g) {
+      return std::vector<Tensor>{g[0] * static_cast<double>(attrs[0]), g[0]};
+    };
+    register_op(def);
+    register_kernel("axpy", "cpu", &AxpyKernel);
+
+    OpDef nograd;
+    nograd.name = "axpy_no_grad";
+    nograd.num_inputs = 2;
+    nograd.infer = def.infer;
+    register_op(nograd);
+    register_kernel("axpy_no_grad", "cpu", &AxpyKernel);
+    return true;
+  }();
+  (void)done;
+}
+
+Tensor Cpu(const std::vector<float>& v, const Dims& shape) {
+  return ofl::tensor<float>(v, Shape(shape), Device("cpu"));
+}
+
+TEST(CustomOpTest, RunsOnTheGenericPathWithStridedInputs) {
+  RegisterAxpyOnce();
+  Tensor x = Cpu({1, 2, 3}, {3}).expand({2, 3});  // stride 0 on dim 0
+  Tensor y = Cpu({10, 20, 30, 40, 50, 60}, {3, 2}).permute({1, 0});
+  std::vector<Tensor> out = call_op("axpy", {x, y}, {2});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].is_contiguous());
+  EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{12, 34, 56, 22, 44, 66}));
+}
+
+TEST(CustomOpTest, AutogradRunsItsBackward) {
+  RegisterAxpyOnce();
+  Tensor x = Cpu({1, 2}, {2});
+  Tensor y = Cpu({3, 4}, {2});
+  x.requires_grad_();
+  y.requires_grad_();
+  Tensor out = call_op("axpy", {x, y}, {3})[0];
+  EXPECT_EQ(out.grad_fn_name(), "AxpyBackward");
+  (out * out).sum().backward();
+  // d/dx = 2 * out * 3, d/dy = 2 * out, out = (6, 10).
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{36, 60}));
+  EXPECT_EQ(y.grad().to_vector<float>(), (std::vector<float>{12, 20}));
+
+  Tensor z = call_op("axpy_no_grad", {x, y}, {1})[0];
+  ExpectThrowWith<InvalidArgument>([&] { z.sum().backward(); },
+                                   {"backward", "'axpy_no_grad'", "no backward"});
+  ExpectRuntimeWorks();
+}
+
+TEST(CustomOpTest, RunsWithAutogradOnAProgramsOwnDevice) {
+  RegisterAxpyOnce();
+  register_device_backend("ownhost", std::make_shared<HostMemoryBackend>());
+  // Its memory is host memory: the CPU kernels serve it, as a program's own kernels would.
+  for (const char* op : {"copy", "fill", "add", "mul", "reduce_sum_to", "empty"}) {
+    register_kernel(op, "ownhost", kernels::FindKernel(op, DeviceType::kCPU));
+  }
+  register_kernel("axpy", "ownhost", &AxpyKernel);
+  const Device dev("ownhost:0");
+  Tensor x = ofl::tensor<float>({1, 2}, Shape({2}), dev);
+  Tensor y = ofl::tensor<float>({3, 4}, Shape({2}), dev);
+  x.requires_grad_();
+  Tensor out = call_op("axpy", {x, y}, {2})[0];
+  EXPECT_EQ(out.device(), dev);
+  EXPECT_EQ(out.to_vector<float>(), (std::vector<float>{5, 8}));
+  out.sum().backward();
+  EXPECT_EQ(x.grad().device(), dev);
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{2, 2}));
+}
+
+TEST(CustomOpTest, RegistrationErrors) {
+  RegisterAxpyOnce();
+  auto infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>&) { return in; };
+  auto def = [&](const std::string& name, int in, int out, bool with_infer) {
+    OpDef d;
+    d.name = name;
+    d.num_inputs = in;
+    d.num_outputs = out;
+    if (with_infer) d.infer = infer;
+    return d;
+  };
+  ExpectThrowWith<InvalidArgument>([&] { register_op(def("Bad-Name", 1, 1, true)); },
+                                   {"register_op", "'Bad-Name'", "lower-case identifier"});
+  ExpectThrowWith<InvalidArgument>([&] { register_op(def("", 1, 1, true)); },
+                                   {"register_op", "lower-case identifier"});
+  ExpectThrowWith<InvalidArgument>([&] { register_op(def("add", 2, 1, true)); },
+                                   {"register_op", "'add'", "built-in"});
+  ExpectThrowWith<InvalidArgument>([&] { register_op(def("axpy", 2, 1, true)); },
+                                   {"register_op", "'axpy'", "exists already"});
+  ExpectThrowWith<InvalidArgument>([&] { register_op(def("negative_in", -1, 1, true)); },
+                                   {"register_op", "'negative_in'", "num_inputs -1", "below 0"});
+  ExpectThrowWith<InvalidArgument>([&] { register_op(def("negative_out", 1, -2, true)); },
+                                   {"register_op", "num_outputs -2"});
+  ExpectThrowWith<InvalidArgument>([&] { register_op(def("no_infer", 1, 1, false)); },
+                                   {"register_op", "'no_infer'", "no infer"});
+}
+
+TEST(CustomOpTest, CallErrors) {
+  RegisterAxpyOnce();
+  Tensor x = Cpu({1, 2}, {2});
+  ExpectThrowWith<InvalidArgument>([&] { call_op("nope", {x}); }, {"call_op", "'nope'"});
+  ExpectThrowWith<InvalidArgument>([&] { call_op("axpy", {x}, {1}); },
+                                   {"axpy", "expects 2 inputs", "got 1"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        call_op("axpy", {x, Cpu({1, 2, 3}, {3})}, {1});
+      },
+      {"axpy", "(2)", "(3)"});
+  Tensor s = ofl::tensor<float>({1, 2}, Shape({2}), Device("sim:0"));
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        call_op("axpy", {x, s}, {1});
+      },
+      {"axpy", "different devices", "cpu:0", "sim:0"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        call_op("axpy", {s, s}, {1});
+      },
+      {"axpy", "no kernel", "sim"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        call_op("axpy", {x, Tensor()}, {1});
+      },
+      {"axpy", "undefined"});
+  ExpectThrowWith<InvalidArgument>([&] { call_op("expand", {x}, {2}); },
+                                   {"expand", "no generic form"});
+  // Built-in ops with a generic form go through call_op too.
+  EXPECT_EQ(call_op("mul", {x, x})[0].to_vector<float>(), (std::vector<float>{1, 4}));
+  ExpectRuntimeWorks();
+}
+
+}  // namespace
+}  // namespace ofl::testing

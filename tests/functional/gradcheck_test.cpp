@@ -1,0 +1,205 @@
+// Gradient checks: every op's backward against central finite differences in float64, on random
+// shapes (0-size and 0-dim tensors, broadcasting, permuted and narrowed inputs), on the test
+// device; and random differentiable programs giving bit-identical gradients on cpu and sim:0.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/common/grad_program.h"
+#include "tests/functional/functional_test_util.h"
+
+namespace ofl::testing {
+namespace {
+
+using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+Tensor Make(const std::vector<double>& v, const Dims& shape, bool requires_grad) {
+  Tensor t = ofl::tensor<double>(v, Shape(shape), TestDevice());
+  if (requires_grad) t.requires_grad_();
+  return t;
+}
+
+std::vector<double> RandomValues(std::mt19937_64& rng, const Dims& shape) {
+  std::uniform_real_distribution<double> dist(0.5, 2.0);  // away from 0: div stays smooth
+  std::vector<double> v(static_cast<size_t>(Numel(shape)));
+  for (double& x : v) x = (rng() & 1 ? 1 : -1) * dist(rng);
+  return v;
+}
+
+// loss = sum(f(inputs) * weights) with fixed random weights; its gradient by autograd against
+// (loss(x + h) - loss(x - h)) / 2h for every input element.
+void CheckGradients(const std::string& what, const Fn& f, const std::vector<Dims>& shapes,
+                    uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<double>> values;
+  for (const Dims& s : shapes) values.push_back(RandomValues(rng, s));
+  auto loss = [&](const std::vector<std::vector<double>>& vals, bool grad,
+                  std::vector<Tensor>* leaves) {
+    std::vector<Tensor> in;
+    for (size_t i = 0; i < shapes.size(); ++i) in.push_back(Make(vals[i], shapes[i], grad));
+    if (leaves) *leaves = in;
+    Tensor y = f(in);
+    std::mt19937_64 wrng(seed ^ 0x9e3779b97f4a7c15ull);
+    Tensor w = Make(RandomValues(wrng, y.shape().vec()), y.shape().vec(), false);
+    return (y * w).sum();
+  };
+  std::vector<Tensor> leaves;
+  Tensor l = loss(values, true, &leaves);
+  std::vector<Tensor> grads = autograd::grad({l}, leaves, {}, false, /*allow_unused=*/true);
+  const double h = 1e-6;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    std::vector<double> analytic = grads[i].defined() ? grads[i].to_vector<double>()
+                                                      : std::vector<double>(values[i].size(), 0.0);
+    ASSERT_EQ(analytic.size(), values[i].size()) << what;
+    for (size_t k = 0; k < values[i].size(); ++k) {
+      auto plus = values, minus = values;
+      plus[i][k] += h;
+      minus[i][k] -= h;
+      NoGradGuard no_grad;
+      const double numeric = (loss(plus, false, nullptr).to_vector<double>()[0] -
+                              loss(minus, false, nullptr).to_vector<double>()[0]) /
+                             (2 * h);
+      EXPECT_NEAR(analytic[k], numeric, 1e-6 * std::max(1.0, std::fabs(numeric)))
+          << what << ": input " << i << " element " << k;
+    }
+  }
+}
+
+// Right-aligned broadcast partners of `shape`: some dims set to 1, some leading dims dropped.
+Dims Partner(std::mt19937_64& rng, const Dims& shape) {
+  Dims out;
+  for (size_t i = rng() % 2; i < shape.size(); ++i) out.push_back(rng() % 2 ? 1 : shape[i]);
+  return out;
+}
+
+Dims RandomShape(std::mt19937_64& rng, bool allow_empty) {
+  Dims s;
+  const int nd = static_cast<int>(rng() % 4);
+  for (int i = 0; i < nd; ++i) s.push_back(static_cast<int64_t>(rng() % 3) + (allow_empty ? 0 : 1));
+  return s;
+}
+
+TEST(GradCheckTest, ArithmeticWithBroadcasting) {
+  std::mt19937_64 rng(1);
+  for (int round = 0; round < 12; ++round) {
+    const Dims a = RandomShape(rng, round % 4 == 3);
+    const Dims b = Partner(rng, a);
+    const std::string shapes = Str(a) + " and " + Str(b);
+    CheckGradients(
+        "add " + shapes, [](auto& x) { return x[0] + x[1]; }, {a, b}, round);
+    CheckGradients(
+        "sub " + shapes, [](auto& x) { return x[1] - x[0]; }, {a, b}, round);
+    CheckGradients(
+        "mul " + shapes, [](auto& x) { return x[0] * x[1]; }, {a, b}, round);
+    CheckGradients(
+        "div " + shapes, [](auto& x) { return x[0] / x[1]; }, {a, b}, round);
+    CheckGradients(
+        "scalars " + shapes, [](auto& x) { return (2.0 - x[0]) * 3.0 / x[0] + (-x[0]) - 1.5; }, {a},
+        round);
+  }
+}
+
+TEST(GradCheckTest, SumsOverEveryDimSet) {
+  std::mt19937_64 rng(2);
+  for (int round = 0; round < 10; ++round) {
+    const Dims s = RandomShape(rng, round % 3 == 2);
+    CheckGradients(
+        "sum all " + Str(s), [](auto& x) { return x[0].sum(); }, {s}, round);
+    if (s.empty()) continue;
+    const int64_t d = static_cast<int64_t>(rng() % s.size());
+    const bool keep = rng() % 2;
+    CheckGradients(
+        "sum dim " + std::to_string(d) + " of " + Str(s),
+        [d, keep](auto& x) { return x[0].sum({d - 1 < 0 ? d : d - 1}, keep); }, {s}, round);
+  }
+}
+
+TEST(GradCheckTest, ViewAndCopyOps) {
+  CheckGradients(
+      "expand",
+      [](auto& x) {
+        return x[0].expand({2, 4, 2, 3});
+      },
+      {{4, 1, 3}}, 3);
+  CheckGradients(
+      "expand 0-dim",
+      [](auto& x) {
+        return x[0].expand({3, 2});
+      },
+      {{}}, 4);
+  CheckGradients(
+      "expand to 0",
+      [](auto& x) {
+        return x[0].expand({0, 3});
+      },
+      {{1, 3}}, 5);
+  CheckGradients(
+      "repeat",
+      [](auto& x) {
+        return x[0].repeat({2, 1, 3});
+      },
+      {{2, 2}}, 6);
+  CheckGradients(
+      "repeat 0",
+      [](auto& x) {
+        return x[0].repeat({0, 2});
+      },
+      {{2}}, 7);
+  CheckGradients(
+      "reshape of a permuted view",
+      [](auto& x) {
+        return x[0].permute({1, 0}).reshape({3, 2});
+      },
+      {{2, 3}}, 8);
+  CheckGradients(
+      "permute 3d",
+      [](auto& x) {
+        return x[0].permute({2, 0, 1}) * 1.0;
+      },
+      {{2, 3, 2}}, 9);
+  CheckGradients(
+      "narrow of a narrowed input", [](auto& x) { return x[0].narrow(1, 1, 2).narrow(0, -2, 2); },
+      {{3, 4}}, 10);
+  CheckGradients(
+      "narrow to 0", [](auto& x) { return x[0].narrow(0, 1, 0); }, {{3}}, 11);
+  CheckGradients(
+      "contiguous",
+      [](auto& x) {
+        return x[0].permute({1, 0}).contiguous();
+      },
+      {{2, 3}}, 12);
+  CheckGradients(
+      "to cpu and back", [](auto& x) { return x[0].to(Device("cpu")).to(TestDevice()) * x[0]; },
+      {{3}}, 13);
+  CheckGradients(
+      "expand_backward", [](auto& x) { return ofl::expand_backward(x[0], Shape({3})); }, {{2, 3}},
+      14);
+  CheckGradients(
+      "repeat_backward", [](auto& x) { return ofl::repeat_backward(x[0], Shape({2}), {3}); }, {{6}},
+      15);
+  CheckGradients(
+      "broadcast arithmetic on a permuted, narrowed input",
+      [](auto& x) {
+        return x[0].permute({1, 0}).narrow(0, 1, 2) * x[1];
+      },
+      {{3, 3}, {1, 3}}, 16);
+}
+
+TEST(GradCheckTest, RandomProgramsGiveTheSameBitsOnCpuAndSim) {
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    auto run = [seed](const Device& d) {
+      std::mt19937_64 rng(seed);
+      return grad_program::Run([&rng](int64_t n) { return static_cast<int64_t>(rng() % n); }, d);
+    };
+    const grad_program::Result cpu = run(Device("cpu"));
+    const grad_program::Result sim = run(Device("sim:0"));
+    EXPECT_EQ(cpu.grad_bits, sim.grad_bits) << "seed " << seed << ":" << cpu.trace;
+  }
+}
+
+}  // namespace
+}  // namespace ofl::testing
