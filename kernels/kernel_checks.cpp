@@ -32,6 +32,11 @@ void CheckUnaryOperands(const char* op, const KernelContext& ctx) {
   CheckStrides(op, "output", ctx.outputs[0]);
 }
 
+bool IsInteger(DType d) {
+  return d == DType::kUInt8 || d == DType::kInt8 || d == DType::kInt16 || d == DType::kInt32 ||
+         d == DType::kInt64;
+}
+
 }  // namespace
 
 void CheckCopyArgs(const KernelContext& ctx) {
@@ -112,6 +117,74 @@ void CheckReduceSumToArgs(const KernelContext& ctx) {
                             " or 1");
     }
   }
+}
+
+const char* BinaryOpName(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return "add";
+    case BinaryOp::kSub:
+      return "sub";
+    case BinaryOp::kMul:
+      return "mul";
+    case BinaryOp::kDiv:
+      return "div";
+  }
+  return "binary";
+}
+
+void CheckBinaryArgs(BinaryOp op, const KernelContext& ctx) {
+  const std::string name = BinaryOpName(op);
+  if (ctx.inputs.size() != 2 || ctx.outputs.size() != 1) {
+    throw InvalidArgument(name + ": the kernel expects 2 inputs and 1 output, got " +
+                          std::to_string(ctx.inputs.size()) + " and " +
+                          std::to_string(ctx.outputs.size()));
+  }
+  const TensorArg& a = ctx.inputs[0];
+  const TensorArg& b = ctx.inputs[1];
+  const TensorArg& out = ctx.outputs[0];
+  CheckStrides(name.c_str(), "input a", a);
+  CheckStrides(name.c_str(), "input b", b);
+  CheckStrides(name.c_str(), "output", out);
+  if (a.shape != b.shape) {
+    throw InvalidArgument(name + ": input a shape " + a.shape.str() +
+                          " differs from input b shape " + b.shape.str());
+  }
+  if (out.shape != a.shape) {
+    throw InvalidArgument(name + ": output shape " + out.shape.str() +
+                          " differs from input shape " + a.shape.str());
+  }
+  if (a.dtype != b.dtype) {
+    throw InvalidArgument(name + ": input a dtype " + to_string(a.dtype) +
+                          " differs from input b dtype " + to_string(b.dtype));
+  }
+  if (out.dtype != a.dtype) {
+    throw InvalidArgument(name + ": output dtype " + to_string(out.dtype) +
+                          " differs from input dtype " + to_string(a.dtype));
+  }
+  if (a.dtype == DType::kBool) {
+    throw InvalidArgument(name + ": dtype bool is not supported (cast the tensors to an integer " +
+                          "or float dtype first)");
+  }
+  if (op == BinaryOp::kDiv && IsInteger(a.dtype)) {
+    throw InvalidArgument("div: integer dtype " + to_string(a.dtype) +
+                          " is not supported (no integer division: cast the tensors to a float "
+                          "dtype first)");
+  }
+}
+
+void CheckFillArgs(const KernelContext& ctx) {
+  if (!ctx.inputs.empty() || ctx.outputs.size() != 1) {
+    throw InvalidArgument("fill: the kernel expects no inputs and 1 output, got " +
+                          std::to_string(ctx.inputs.size()) + " and " +
+                          std::to_string(ctx.outputs.size()));
+  }
+  if (ctx.attrs.size() != 1) {
+    throw InvalidArgument(
+        "fill: the kernel expects 1 attribute (the value as the bits of a double), got " +
+        std::to_string(ctx.attrs.size()));
+  }
+  CheckStrides("fill", "output", ctx.outputs[0]);
 }
 
 }  // namespace ofl::kernels

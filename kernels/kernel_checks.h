@@ -1,9 +1,9 @@
-// The argument checks of the built-in kernels ("copy", "repeat", "reduce_sum_to"), one set for
-// every device type: the CPU kernels, the sim kernels (on the calling thread, before the work is
-// queued) and the CUDA kernels (before the launch) throw the same InvalidArgument, naming the
-// kernel, the argument and the values, before any memory is touched. The VM checks these
-// arguments before it calls a kernel; these checks keep a kernel called directly (a program's own
-// op, a test) from reading or writing out of bounds.
+// The argument checks of the built-in kernels ("copy", "repeat", "reduce_sum_to", "add", "sub",
+// "mul", "div", "fill"), one set for every device type: the CPU kernels, the sim kernels (on the
+// calling thread, before the work is queued) and the CUDA kernels (before the launch) throw the
+// same InvalidArgument, naming the kernel, the argument and the values, before any memory is
+// touched. The VM checks these arguments before it calls a kernel; these checks keep a kernel
+// called directly (a program's own op, a test) from reading or writing out of bounds.
 #pragma once
 
 #include "kernels/kernel.h"
@@ -19,5 +19,20 @@ bool CheckRepeatArgs(const KernelContext& ctx);
 // "reduce_sum_to": no bool; equal dtypes except float16/bfloat16 <-> float32; the same rank; each
 // output dim the input's or 1.
 void CheckReduceSumToArgs(const KernelContext& ctx);
+
+// The elementwise-binary ops, one kernel family.
+enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+const char* BinaryOpName(BinaryOp op);  // "add", "sub", "mul", "div"
+
+// "add", "sub", "mul", "div": two inputs and one output of one shape and one dtype; no bool, and
+// no integer dtype for "div".
+void CheckBinaryArgs(BinaryOp op, const KernelContext& ctx);
+template <BinaryOp kOp>
+void CheckBinaryArgs(const KernelContext& ctx) {
+  CheckBinaryArgs(kOp, ctx);
+}
+
+// "fill": no inputs, one output, one attribute (the value).
+void CheckFillArgs(const KernelContext& ctx);
 
 }  // namespace ofl::kernels

@@ -617,7 +617,7 @@ sanitizer_filter() {
   case $tool/$room in
     # The large functional cases go through the same kernels as the kernel suite's large cases.
     memcheck/functional) echo '*Values*:*Repeat*:*Expand*:*Backward*:DeviceMemoryTest.*-*Large*' ;;
-    memcheck/kernels) echo 'CopyKernelTest.*:RepeatKernelTest.*:ReduceSumToKernelTest.*' ;;
+    memcheck/kernels) echo 'CopyKernelTest.*:RepeatKernelTest.*:ReduceSumToKernelTest.*:BinaryKernelTest.*:FillKernelTest.*' ;;
     */functional) echo '*Backward*-*Large*' ;;
     */kernels) echo 'ReduceSumToKernelTest.*-*Large*' ;;
   esac

@@ -20,6 +20,7 @@
 #include <tbb/task_arena.h>
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/half_cast.h"
 #include "kernels/index_util.h"
 #include "kernels/kernel_checks.h"
 #include "kernels/parallel.h"
@@ -48,32 +49,6 @@ struct Acc {
   using type = std::conditional_t<std::is_integral_v<T>, uint64_t, double>;
 };
 
-inline float BitsToFloat(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof(f));
-  return f;
-}
-inline uint32_t FloatToBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof(u));
-  return u;
-}
-
-// float16 to float with masks instead of branches (float16::operator float is out of line and
-// branches, which keeps the sum loops from vectorising). Exact, with the bits of
-// float16::operator float for every input but signalling NaNs (which come out quiet, as any
-// addition makes them): normal, infinite and NaN values rebias the exponent by 224 and scale by
-// 2^-112; subnormals (m * 2^-24) come from 0.5 + m * 2^-24 minus 0.5.
-inline float HalfToFloat(float16 h) {
-  const uint32_t em = h.bits & 0x7fffu;
-  const float normal = BitsToFloat((em << 13) + (0xE0u << 23)) * 0x1.0p-112f;
-  const float subnormal = BitsToFloat(em | (126u << 23)) - 0.5f;
-  const uint32_t is_subnormal = -static_cast<uint32_t>(static_cast<int32_t>(em) < 0x400);
-  const uint32_t magnitude =
-      (FloatToBits(subnormal) & is_subnormal) | (FloatToBits(normal) & ~is_subnormal);
-  return BitsToFloat((static_cast<uint32_t>(h.bits & 0x8000u) << 16) | magnitude);
-}
-
 template <class T>
 inline typename Acc<T>::type ToAcc(T x) {
   if constexpr (std::is_integral_v<T>) {
@@ -84,17 +59,6 @@ inline typename Acc<T>::type ToAcc(T x) {
     return static_cast<double>(
         static_cast<std::conditional_t<std::is_same_v<T, bfloat16>, float, T>>(x));
   }
-}
-
-// double to float rounded to odd: truncated, with the last bit set when that dropped anything. The
-// 16-bit float then rounds once, correctly: rounding the double to nearest float first could land
-// on a tie that the double was not (1 + 2^-11 + 2^-40 would become float16 1, not 1 + 2^-10).
-inline float RoundToOddFloat(double d) {
-  const float f = static_cast<float>(d);
-  if (static_cast<double>(f) == d || std::isnan(d)) return f;
-  uint32_t u = FloatToBits(f);
-  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) --u;  // rounded away from zero: back off
-  return BitsToFloat(u | 1u);
 }
 
 template <class T>

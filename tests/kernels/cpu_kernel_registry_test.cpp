@@ -12,6 +12,11 @@ TEST(CpuKernelRegistryTest, BuiltinsAreRegistered) {
   EXPECT_EQ(FindKernel("repeat", DeviceType::kCPU), &cpu::RepeatKernel);
   EXPECT_EQ(FindKernel("reduce_sum_to", DeviceType::kCPU), &cpu::ReduceSumToKernel);
   EXPECT_EQ(FindKernel("empty", DeviceType::kCPU), &cpu::EmptyKernel);
+  EXPECT_EQ(FindKernel("add", DeviceType::kCPU), &cpu::AddKernel);
+  EXPECT_EQ(FindKernel("sub", DeviceType::kCPU), &cpu::SubKernel);
+  EXPECT_EQ(FindKernel("mul", DeviceType::kCPU), &cpu::MulKernel);
+  EXPECT_EQ(FindKernel("div", DeviceType::kCPU), &cpu::DivKernel);
+  EXPECT_EQ(FindKernel("fill", DeviceType::kCPU), &cpu::FillKernel);
   EXPECT_EQ(TryFindKernel("no_such_op", DeviceType::kCPU), nullptr);
 }
 

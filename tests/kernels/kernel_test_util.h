@@ -293,6 +293,10 @@ inline Extent ExtentOf(const TensorArg& a) {
   return {lo, hi - lo + 1};
 }
 
+inline bool SameView(const TensorArg& a, const TensorArg& b) {
+  return a.data == b.data && a.dtype == b.dtype && a.shape == b.shape && a.stride == b.stride;
+}
+
 // One stream and one event per device for the whole process: a sim stream is a thread, too dear
 // to start for each of the thousands of launches. Never destroyed, like the sim backend itself,
 // whose streams may outlive the statics.
@@ -409,9 +413,10 @@ class DeviceLaunch {
 
 // Runs the kernel registered for `op` on KernelTestDevice() over `ctx`, whose pointers are host
 // memory, and returns once the outputs are back in it. On the CPU that is the kernel itself. On
-// another device the operands go through device memory and the device's stream: an argument
-// error the kernel throws at launch propagates unchanged; one the device only finds while the
-// work runs surfaces as the DeviceError of its asynchronous report.
+// another device the operands go through device memory and the device's stream (an input that is
+// exactly an output's view shares the output's device memory, as an in-place op's does): an
+// argument error the kernel throws at launch propagates unchanged; one the device only finds while
+// the work runs surfaces as the DeviceError of its asynchronous report.
 inline void RunKernel(const std::string& op, const KernelContext& ctx) {
   const Device device = KernelTestDevice();
   if (device.is_cpu()) {
@@ -427,8 +432,13 @@ inline void RunKernel(const std::string& op, const KernelContext& ctx) {
   dev_ctx.attrs = ctx.attrs;
   dev_ctx.stream = launch.stream();
   dev_ctx.device_index = launch.index();
-  for (const TensorArg& a : ctx.inputs) dev_ctx.inputs.push_back(launch.Upload(a));
   for (const TensorArg& a : ctx.outputs) dev_ctx.outputs.push_back(launch.Upload(a));
+  // An input that is exactly an output's view (an in-place op) is that output's device memory.
+  for (const TensorArg& a : ctx.inputs) {
+    size_t same = 0;
+    while (same < ctx.outputs.size() && !detail::SameView(a, ctx.outputs[same])) ++same;
+    dev_ctx.inputs.push_back(same < ctx.outputs.size() ? dev_ctx.outputs[same] : launch.Upload(a));
+  }
   kernel(dev_ctx);
   for (size_t i = 0; i < ctx.outputs.size(); ++i) {
     launch.Download(dev_ctx.outputs[i], ctx.outputs[i]);

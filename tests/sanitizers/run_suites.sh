@@ -66,7 +66,7 @@ if [ "$kind" = asan ]; then
   # suite, whose sums only check values) with the 64-bit index path forced and on its 132-SM
   # device.
   run_one "ofl_test_cuda_host" "$dir/tests/ofl_test_cuda_host" --gtest_brief=1 "$@"
-  suites='CopyKernelTest.*:RepeatKernelTest.*:ReduceSumToKernelTest.*:ReduceSumDeterminismTest.*'
+  suites='CopyKernelTest.*:RepeatKernelTest.*:ReduceSumToKernelTest.*:ReduceSumDeterminismTest.*:BinaryKernelTest.*:FillKernelTest.*'
   for run in "0 0 :ReduceSumAccuracyTest.*" "0 1 " "1 0 "; do
     read -r index wide extra <<<"$run"
     run_one "ofl_test_kernels (cudahost:$index, 64-bit indices forced: $wide)" env \
