@@ -34,19 +34,22 @@ RUNS = 5
 REPETITIONS = 5
 # Every impl of this case is one op of mul_sum_bwd's; its baseline sums them.
 PARTS = "mul_sum_bwd_ops"
-# (case, baseline impl ("{N}": oneflow_lite's threads; "sum:" + case: the sum of that case's
-# impls), least speedup or None (shown, no target), text)
+# (case, subject impl, baseline impl ("{N}": oneflow_lite's threads; "sum:" + case: the sum of
+# that case's impls), least speedup or None (shown, no target), text). The one-thread rows show
+# how much of a bandwidth figure is the kernel and how much its second thread.
 ROWS = [
-    ("tiny_graph", "torch/threads:1", 3.0, ">= 3x libtorch autograd"),
-    ("tiny_graph_roundtrip", "torch/threads:1", 3.0, ">= 3x, grads read every graph"),
-    ("large_add", "torch_op/threads:{N}", 1.0, ">= 1x libtorch at::add"),
-    ("large_add", "torch_into/threads:{N}", None, "vs at::add_out, touched output"),
-    ("large_add", "memcpy", 1 / 1.3, "within 1.3x of memcpy"),
-    ("sum_dim0", "read", 1 / 1.2, "within 1.2x of a streaming read"),
-    ("sum_dim0", "torch_sum/threads:{N}", None, "vs libtorch sum(0)"),
-    ("mul_sum_bwd", "sum:" + PARTS, 1 / 1.1, "within 1.1x of its ops' sum"),
-    ("mul_sum_bwd", "ofl_ops_in_sequence", None, "vs its ops issued back to back"),
-    ("mul_sum_bwd", "torch/threads:{N}", None, "vs libtorch autograd"),
+    ("tiny_graph", "ofl", "torch/threads:1", 3.0, ">= 3x libtorch autograd"),
+    ("tiny_graph_roundtrip", "ofl", "torch/threads:1", 3.0, ">= 3x, grads read every graph"),
+    ("large_add", "ofl", "torch_op/threads:{N}", 1.0, ">= 1x libtorch at::add"),
+    ("large_add", "ofl", "torch_into/threads:{N}", None, "vs at::add_out, touched output"),
+    ("large_add", "ofl", "memcpy", 1 / 1.3, "within 1.3x of memcpy"),
+    ("large_add", "ofl/threads:1", "memcpy", None, "one thread each"),
+    ("sum_dim0", "ofl", "read", 1 / 1.2, "within 1.2x of a streaming read"),
+    ("sum_dim0", "ofl/threads:1", "read", None, "one thread each"),
+    ("sum_dim0", "ofl", "torch_sum/threads:{N}", None, "vs libtorch sum(0)"),
+    ("mul_sum_bwd", "ofl", "sum:" + PARTS, 1 / 1.1, "within 1.1x of its ops' sum"),
+    ("mul_sum_bwd", "ofl", "ofl_ops_in_sequence", None, "vs its ops issued back to back"),
+    ("mul_sum_bwd", "ofl", "torch/threads:{N}", None, "vs libtorch autograd"),
 ]
 METRICS = {"ns_per_op": False, "GB/s": True}  # name -> higher is better
 
@@ -97,10 +100,10 @@ def baseline(table, base, case=None):
     return table.get((case, base))
 
 
-def row_ratios(tables, threads, case, base):
+def row_ratios(tables, threads, case, subject, base):
     values = []
     for table, n in zip(tables, threads):
-        subj = table.get((case, "ofl"))
+        subj = table.get((case, subject))
         b = baseline(table, base.replace("{N}", str(n)), case)
         if subj is None or b is None:
             return None
@@ -142,13 +145,16 @@ def main():
         print(f"run at {ctx.get('date', '?')}: {ctx.get('num_cpus', '?')} cpus, load average "
               f"[{load}], ofl threads {ofl_threads(d)}, malloc {ctx.get('malloc', '?')}")
     ok = True
-    print(f"\nofl speedup over the baseline (> 1: ofl faster), {len(docs)} runs")
-    print(f"  {'case':20s} {'baseline':28s} {'runs':34s} {'median':>7s} {'worst':>7s}  target")
-    for case, base, least, text in ROWS:
-        values = row_ratios(tables, threads, case, base)
+    print(f"\nspeedup of the subject over the baseline (> 1: the subject is faster), "
+          f"{len(docs)} runs")
+    print(f"  {'case':20s} {'subject':13s} {'baseline':24s} {'runs':34s} {'median':>7s} "
+          f"{'worst':>7s}  target")
+    for case, subject, base, least, text in ROWS:
+        values = row_ratios(tables, threads, case, subject, base)
         shown = base.replace("{N}", str(threads[0]) if threads else "N")
         if values is None:
-            print(f"  {case:20s} {shown:28s} missing in some runs (no libtorch in this build?)")
+            print(f"  {case:20s} {subject:13s} {shown:24s} missing in some runs (no libtorch in "
+                  "this build?)")
             ok = False
             continue
         med, worst = statistics.median(values), min(values)
@@ -157,7 +163,8 @@ def main():
         if least is not None:
             verdict = (f"{text} (>= {least:.2f}x): " + ("PASS" if med >= least else "MISS") +
                        " / " + ("PASS" if worst >= least else "MISS"))
-        print(f"  {case:20s} {shown:28s} {runs:34s} {med:6.2f}x {worst:6.2f}x  {verdict}")
+        print(f"  {case:20s} {subject:13s} {shown:24s} {runs:34s} {med:6.2f}x {worst:6.2f}x  "
+              f"{verdict}")
     print("\nabsolute figures: median and worst of the runs' medians "
           "(worst: least GB/s, most time)")
     keys = []
