@@ -7,6 +7,8 @@
 //                    against "torch/threads:1": libtorch's autograd doing the same (grads reset,
 //                    .backward()) on one intra-op thread, synchronous. tiny_graph_roundtrip: one
 //                    graph per iteration and both grads read back to host vectors, on both sides.
+//                    tiny_graph_paired: both, in alternating batches within one loop (the
+//                    "speedup" counter), immune to the host's speed drifting between benchmarks.
 //   large_add        ofl::add of a contiguous (8192,4096) and a (1,4096) float32 into a fresh
 //                    output, in GB/s of output bytes (128 MiB; the op reads as many, so it moves
 //                    2 x 128 MiB). Against: "memcpy", 128 MiB copied into memory touched beforehand
@@ -44,6 +46,7 @@
 #include <benchmark/benchmark.h>
 #include <tbb/global_control.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -454,6 +457,48 @@ void TorchTinyRoundTrip(benchmark::State& state) {
   ReportNsPerOp(state, clock, 1);
 }
 
+// Both tiny graphs in one loop: each iteration runs a batch of kGraphsPerIteration ofl graphs
+// (then ofl::sync()) and a batch of libtorch graphs, in alternating order, and times each batch.
+// The host's speed drifts over seconds, so two benchmarks timed one after the other can see
+// different machines; batches a few milliseconds apart see the same one. ns_per_op is ofl's time
+// per graph; torch_ns_per_graph libtorch's; speedup their ratio.
+void TinyPaired(benchmark::State& state) {
+  ofl_bench::SetTorchThreads(1);
+  OflTiny o;
+  o.Warm();
+  TorchTiny t;
+  for (int64_t i = 0; i < kGraphsPerIteration; ++i) t.Graph();
+  using Clock = std::chrono::steady_clock;
+  double ofl_ns = 0, torch_ns = 0;
+  auto ofl_batch = [&] {
+    const Clock::time_point start = Clock::now();
+    for (int64_t i = 0; i < kGraphsPerIteration; ++i) o.Graph();
+    ofl::sync();
+    ofl_ns += std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+  };
+  auto torch_batch = [&] {
+    const Clock::time_point start = Clock::now();
+    for (int64_t i = 0; i < kGraphsPerIteration; ++i) t.Graph();
+    torch_ns += std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+  };
+  bool ofl_first = true;
+  for (auto _ : state) {
+    if (ofl_first) {
+      ofl_batch();
+      torch_batch();
+    } else {
+      torch_batch();
+      ofl_batch();
+    }
+    ofl_first = !ofl_first;
+  }
+  const double graphs = static_cast<double>(state.iterations() * kGraphsPerIteration);
+  state.SetItemsProcessed(state.iterations() * kGraphsPerIteration);
+  state.counters["ns_per_op"] = graphs > 0 ? ofl_ns / graphs : 0.0;
+  state.counters["torch_ns_per_graph"] = graphs > 0 ? torch_ns / graphs : 0.0;
+  state.counters["speedup"] = ofl_ns > 0 ? torch_ns / ofl_ns : 0.0;
+}
+
 void TorchAdd(benchmark::State& state, int threads) {
   ofl_bench::SetTorchThreads(threads);
   const at::Tensor a = TorchFrom(RowsInt(), kRows), b = TorchFrom(RowInt(), kRow);
@@ -609,6 +654,7 @@ int main(int argc, char** argv) {
 #ifdef OFL_BENCH_WITH_TORCH
   ofl_bench::Register("tiny_graph/torch/threads:1", TorchTinyGraph);
   ofl_bench::Register("tiny_graph_roundtrip/torch/threads:1", TorchTinyRoundTrip);
+  ofl_bench::Register("tiny_graph_paired/ofl_vs_torch/threads:1", TinyPaired);
 #endif
 
   ms("large_add/ofl", [](benchmark::State& s) { OflAdd(s, 0); });

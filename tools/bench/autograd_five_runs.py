@@ -6,10 +6,11 @@ is judged over five back-to-back runs of ofl_bench_autograd. In each run, the sp
 oneflow_lite ("ofl") over the baseline (same run, medians of the run's repetitions, which run in
 random order, see REPETITIONS; > 1 means oneflow_lite is faster: the GB/s ratio for bandwidth
 cases, the time ratio for the others); then the median and the worst of the five speedups per
-row, against the targets. The baseline of
-mul_sum_bwd is the sum of the times of the ops its forward and backward issue, each timed alone in
-the same run (the case mul_sum_bwd_ops). "threads:N" is oneflow_lite's thread count, from the
-run's context (oneTBB's default arena: every core).
+row, against the targets. The baseline of mul_sum_bwd is the sum of the times of the ops its
+forward and backward issue, each timed alone in the same run (the case mul_sum_bwd_ops).
+tiny_graph_paired times ofl's and libtorch's tiny graphs in alternating batches inside one
+benchmark, so both see the same moments of the host. "threads:N" is oneflow_lite's thread count,
+from the run's context (oneTBB's default arena: every core).
 
   python3 tools/bench/autograd_five_runs.py [BUILD_DIR]            # default build-bench
   python3 tools/bench/autograd_five_runs.py BUILD_DIR --save DIR    # also keep the runs' JSON
@@ -40,6 +41,7 @@ PARTS = "mul_sum_bwd_ops"
 ROWS = [
     ("tiny_graph", "ofl", "torch/threads:1", 3.0, ">= 3x libtorch autograd"),
     ("tiny_graph_roundtrip", "ofl", "torch/threads:1", 3.0, ">= 3x, grads read every graph"),
+    ("tiny_graph_paired", "ofl", "torch/threads:1", 3.0, ">= 3x, alternating batches"),
     ("large_add", "ofl", "torch_op/threads:{N}", 1.0, ">= 1x libtorch at::add"),
     ("large_add", "ofl", "torch_into/threads:{N}", None, "vs at::add_out, touched output"),
     ("large_add", "ofl", "memcpy", 1 / 1.3, "within 1.3x of memcpy"),
@@ -71,7 +73,9 @@ def ofl_threads(doc):
 
 
 def medians(doc):
-    """{(case, impl): (metric, median over the run's repetitions)}."""
+    """{(case, impl): (metric, median over the run's repetitions)}. A paired benchmark
+    ("<case>/ofl_vs_torch<suffix>", timing both in alternating batches) gives two entries:
+    (case, "ofl") from its ns_per_op and (case, "torch<suffix>") from its torch_ns_per_graph."""
     samples = {}
     for b in doc.get("benchmarks", []):
         metric = next((m for m in METRICS if m in b), None)
@@ -79,6 +83,10 @@ def medians(doc):
             continue
         name = re.sub(r"/real_time(?=/|$)", "", b.get("run_name", b["name"]))
         case, _, impl = name.partition("/")
+        if impl.startswith("ofl_vs_torch") and "torch_ns_per_graph" in b:
+            torch_impl = "torch" + impl[len("ofl_vs_torch"):]
+            samples.setdefault((case, torch_impl), (metric, []))[1].append(b["torch_ns_per_graph"])
+            impl = "ofl"
         samples.setdefault((case, impl), (metric, []))[1].append(b[metric])
     return {k: (m, statistics.median(v)) for k, (m, v) in samples.items()}
 
@@ -167,9 +175,7 @@ def main():
               f"{verdict}")
     print("\nabsolute figures: median and worst of the runs' medians "
           "(worst: least GB/s, most time)")
-    keys = []
-    for t in tables:
-        keys += [k for k in t if k not in keys]
+    keys = sorted({k for t in tables for k in t})
     for case, impl in keys:
         found = [t[(case, impl)] for t in tables if (case, impl) in t]
         metric, vals = found[0][0], [v for _, v in found]
