@@ -20,10 +20,10 @@
 #
 # Environment: OFL_ICOUNT_N1 / OFL_ICOUNT_N2 (default 2000 / 4000); OFL_ICOUNT_CASES (default
 # "expand repeat empty roundtrip autograd"). Runs two callgrinds at a time; about 2 minutes on the
-# project's 2-vCPU machine without the autograd case, which adds ABOUT. The counts hardly depend
-# on the machine's load: callgrind runs one thread at a time, so the VM worker finds a batch of
-# work whenever it runs and seldom spins. Exits 0 when every count was taken (whether or not the
-# targets are met), 1 on an error.
+# project's 2-vCPU machine without the autograd case, which adds about a minute. The counts hardly
+# depend on the machine's load: callgrind runs one thread at a time, so the VM worker finds a
+# batch of work whenever it runs and seldom spins. Exits 0 when every count was taken (whether or
+# not the targets are met), 1 on an error.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
