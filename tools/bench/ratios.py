@@ -38,6 +38,12 @@ RELATIVE_TARGETS = [
     (LARGE, r"torch_op/threads:\d+", 5.0, ">= 5x libtorch's op (best thread count)"),
     (LARGE, r"torch_into/threads:\d+", 1.0, ">= libtorch's kernel into an allocated output"),
     (LARGE, r"memset", 1 / 1.2, "within 1.2x of memset of the output bytes"),
+    # ofl_bench_autograd; over five runs (and mul_sum_bwd against its ops' sum) in
+    # autograd_five_runs.py.
+    (r"tiny_graph", r"torch/threads:1", 3.0, ">= 3x libtorch's autograd"),
+    (r"large_add", r"torch_op/threads:\d+", 1.0, ">= libtorch's at::add (best thread count)"),
+    (r"large_add", r"memcpy", 1 / 1.3, "within 1.3x of memcpy of the output bytes"),
+    (r"sum_dim0", r"read", 1 / 1.2, "within 1.2x of a streaming read of the input"),
     (r"boxing_s0_to_b_64MiB", r"mpi_allgather", 1 / 1.15, "within 1.15x of MPI_Allgather"),
     (r"boxing_p_to_b_64MiB", r"mpi_allreduce", 1 / 1.15, "within 1.15x of MPI_Allreduce"),
 ]
