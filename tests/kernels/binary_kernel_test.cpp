@@ -132,7 +132,7 @@ Buffer RandomValues(std::mt19937_64& rng, int64_t elems, DType dtype, Values val
 }
 
 // Which inputs are the output's view.
-enum class Alias { kNone, kA, kBoth };
+enum class Alias { kNone, kA, kB, kBoth };
 
 std::string Name(BinaryOp op) { return BinaryOpName(op); }
 
@@ -143,21 +143,25 @@ void CheckBinary(std::mt19937_64& rng, BinaryOp op, DType dtype, const View& a_v
   SCOPED_TRACE(Name(op) + ", dtype " + to_string(dtype) + ", a " + Describe(a_view) + ", b " +
                Describe(b_view) + ", out " + Describe(out_view) +
                (alias == Alias::kA      ? ", out is a"
+                : alias == Alias::kB    ? ", out is b"
                 : alias == Alias::kBoth ? ", out is a and b"
                                         : ""));
   Buffer a = RandomValues(rng, a_view.storage, dtype, values);
   Buffer b = RandomValues(rng, b_view.storage, dtype, values);
   Buffer out = alias == Alias::kNone ? RandomBuffer(rng, out_view.storage, element_size(dtype))
                                      : RandomValues(rng, out_view.storage, dtype, values);
-  if (alias != Alias::kNone) a = out;  // the inputs' values: the output's before the op
-  if (alias == Alias::kBoth) b = out;
+  // An input that is the output's view has the output's values before the op.
+  const bool a_is_out = alias == Alias::kA || alias == Alias::kBoth;
+  const bool b_is_out = alias == Alias::kB || alias == Alias::kBoth;
+  if (a_is_out) a = out;
+  if (b_is_out) b = out;
   Buffer expected = out;
-  Reference(op, dtype, a, alias == Alias::kNone ? a_view : out_view, b,
-            alias == Alias::kBoth ? out_view : b_view, &expected, out_view);
+  Reference(op, dtype, a, a_is_out ? out_view : a_view, b, b_is_out ? out_view : b_view, &expected,
+            out_view);
   KernelContext ctx;
   ctx.outputs.push_back(Arg(out, out_view, dtype));
-  ctx.inputs.push_back(alias == Alias::kNone ? Arg(a, a_view, dtype) : ctx.outputs[0]);
-  ctx.inputs.push_back(alias == Alias::kBoth ? ctx.outputs[0] : Arg(b, b_view, dtype));
+  ctx.inputs.push_back(a_is_out ? ctx.outputs[0] : Arg(a, a_view, dtype));
+  ctx.inputs.push_back(b_is_out ? ctx.outputs[0] : Arg(b, b_view, dtype));
   RunKernel(Name(op), ctx);
   ExpectSameStorage(expected, out, out_view.storage, dtype);
 }
@@ -204,24 +208,27 @@ TEST(BinaryKernelTest, BroadcastAndPermutedOperands) {
   }
 }
 
-// The output is input a's view (a op= b), or both inputs' (x op= x): every element is read before
-// it is written.
+// The output is input a's view (a op= b), input b's (b = a op b), or both inputs' (x op= x): every
+// element is read before it is written.
 TEST(BinaryKernelTest, InPlaceOutputs) {
   std::mt19937_64 rng(3);
   for (BinaryOp op : kOps) {
     for (DType dtype : DTypesOf(op)) {
       for (int iter = 0; iter < 30; ++iter) {
         const std::vector<int64_t> shape = RandomShape(rng, static_cast<int>(rng() % 6));
-        const View out = iter % 3 == 0 ? ContiguousView(shape) : RandomView(rng, shape, false);
-        const Alias alias = iter % 4 == 3 ? Alias::kBoth : Alias::kA;
-        CheckBinary(rng, op, dtype, out, RandomView(rng, shape, true), out, alias,
+        const View out = iter / 3 % 2 == 0 ? ContiguousView(shape) : RandomView(rng, shape, false);
+        const Alias alias = iter % 3 == 0 ? Alias::kA : iter % 3 == 1 ? Alias::kB : Alias::kBoth;
+        const View other = RandomView(rng, shape, true);
+        CheckBinary(rng, op, dtype, alias == Alias::kB ? other : out,
+                    alias == Alias::kB ? out : other, out, alias,
                     iter % 2 == 0 ? Values::kBits : Values::kModerate);
         if (::testing::Test::HasFatalFailure()) return;
       }
-      // (M,N) += (1,N) and (M,N) += (M,1).
+      // (M,N) += (1,N), (M,N) += (M,1) and (M,N) = (1,N) op (M,N).
       const View m = ContiguousView({9, 33});
       CheckBinary(rng, op, dtype, m, StridedView({9, 33}, {0, 1}), m, Alias::kA);
       CheckBinary(rng, op, dtype, m, StridedView({9, 33}, {1, 0}), m, Alias::kA);
+      CheckBinary(rng, op, dtype, StridedView({9, 33}, {0, 1}), m, m, Alias::kB);
     }
   }
 }
