@@ -30,15 +30,15 @@ void ReduceSumToKernel(const KernelContext& ctx);
 
 // "add", "sub", "mul", "div": inputs[0] (a), inputs[1] (b) and outputs[0] have the same shape and
 // the same dtype. The inputs have any strides (stride 0 on broadcast dims); the output has any
-// strides whose elements do not overlap, and may be exactly the view of an input (the same data
-// pointer and strides: an in-place a += b); any other overlap of the output with an input is not
-// supported. out[idx] = a[idx] op b[idx] for every index. Floating dtypes compute in their own
-// type (float16 and bfloat16 in float, rounded once to the output, to nearest even); integers wrap
-// around as two's complement. InvalidArgument (from the check, before anything is touched, with
-// the same text on every device) for: shapes or dtypes that differ (naming both), operand counts
-// other than 2 inputs and 1 output, a stride count other than the rank, dtype bool, and "div" on
-// an integer dtype (no integer division; the message names the dtype). An empty output does
-// nothing (its data may be null); a 0-dim output has one element.
+// strides whose elements do not overlap, and may be exactly the view of either input or of both
+// (the same data pointer and strides: an in-place a += b, or x *= x); any other overlap of the
+// output with an input is not supported. out[idx] = a[idx] op b[idx] for every index. Floating
+// dtypes compute in their own type (float16 and bfloat16 in float, rounded once to the output, to
+// nearest even); integers wrap around as two's complement. InvalidArgument (from the check, before
+// anything is touched, with the same text on every device) for: shapes or dtypes that differ
+// (naming both), operand counts other than 2 inputs and 1 output, a stride count other than the
+// rank, dtype bool, and "div" on an integer dtype (no integer division; the message names the
+// dtype). An empty output does nothing (its data may be null); a 0-dim output has one element.
 void AddKernel(const KernelContext& ctx);
 void SubKernel(const KernelContext& ctx);
 void MulKernel(const KernelContext& ctx);
