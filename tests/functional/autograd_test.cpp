@@ -236,6 +236,11 @@ TEST(AutogradTest, AutogradGradReturnsGradientsWithoutAccumulating) {
   EXPECT_EQ(u[1].to_vector<float>(), (std::vector<float>{1, 2}));
   ExpectThrowWith<InvalidArgument>([&] { autograd::grad({y}, {F({1}, {1})}); },
                                    {"autograd::grad", "input 0", "does not require grad"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        autograd::grad({y}, {x}, {F({1}, {}), F({1}, {})});
+      },
+      {"autograd::grad", "2 grad_outputs for 1 outputs"});
 }
 
 TEST(AutogradTest, NoGradGuardStopsRecordingAndNests) {
