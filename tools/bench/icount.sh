@@ -15,11 +15,15 @@
 # (otherwise over a minute per run). The callgrind files stay in <build-dir>/icount-results for
 # callgrind_annotate.
 #
+# The "autograd" case's op is a whole tiny autograd graph (forward, backward() and the grads
+# cleared), so its figures are instructions per graph.
+#
 # Environment: OFL_ICOUNT_N1 / OFL_ICOUNT_N2 (default 2000 / 4000); OFL_ICOUNT_CASES (default
-# "expand repeat empty roundtrip"). Runs two callgrinds at a time; about 2 minutes on the project's 2-vCPU
-# machine. The counts hardly depend on the machine's load: callgrind runs one thread at a time, so
-# the VM worker finds a batch of work whenever it runs and seldom spins. Exits 0 when every count
-# was taken (whether or not the targets are met), 1 on an error.
+# "expand repeat empty roundtrip autograd"). Runs two callgrinds at a time; about 2 minutes on the
+# project's 2-vCPU machine without the autograd case, which adds ABOUT. The counts hardly depend
+# on the machine's load: callgrind runs one thread at a time, so the VM worker finds a batch of
+# work whenever it runs and seldom spins. Exits 0 when every count was taken (whether or not the
+# targets are met), 1 on an error.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -27,7 +31,7 @@ build=${1:-build-h1-bench}
 [[ $build == /* ]] || build=$root/$build
 n1=${OFL_ICOUNT_N1:-2000}
 n2=${OFL_ICOUNT_N2:-4000}
-cases=${OFL_ICOUNT_CASES:-expand repeat empty roundtrip}
+cases=${OFL_ICOUNT_CASES:-expand repeat empty roundtrip autograd}
 
 die() {
   echo "icount.sh: $*" >&2
@@ -114,8 +118,10 @@ declare -A label=(
   [repeat]="repeat({2,1,2}) of (4,1,3)"
   [empty]="empty({4,3})"
   [roundtrip]="expand({4,2,3}).contiguous().to_vector() of (4,1,3)"
+  [autograd]="one graph: (x.expand({2,4,5,3}) * w).sum().backward(), x (4,1,3), grads cleared"
 )
-# The round trip has no instruction target: it is shown next to libtorch's.
+# The round trip and the autograd graph have no instruction target: they are shown next to
+# libtorch's.
 declare -A target=([expand]=3500 [repeat]=3500 [empty]=1500)
 
 echo

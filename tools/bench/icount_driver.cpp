@@ -7,6 +7,10 @@
 //     case: expand  x.expand({4,5,3}).contiguous() of a (4,1,3) float32 tensor on cpu
 //           repeat  x.repeat({2,1,2}) of the same x
 //           empty   empty({4,3}) float32 on cpu
+//           autograd  one tiny autograd graph per op: x's and w's grads cleared (set_grad of an
+//                   undefined tensor; libtorch: grad reset), then (x.expand({2,4,5,3}) * w).sum()
+//                   .backward() with x (4,1,3) and w (2,4,5,3) float32 leaves that require grad
+//                   (ofl_bench_autograd's tiny_graph)
 //           rss     N live (4,3) float32 tensors from empty(), kept in a std::vector
 //           rss_tensor  the same from 12 host floats: ofl::tensor / torch::from_blob().clone()
 //                   (the data is written, so the pages holding it are resident)
@@ -28,6 +32,7 @@
 // key=value fields. RSS does not shrink reliably, so every (case, impl) needs a fresh process.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -126,6 +131,26 @@ std::vector<TensorT> LiveRss(const std::string& which, const char* impl, int64_t
   return live;
 }
 
+// w of the autograd case: small integers, so every gradient is exact.
+std::vector<float> GraphWeights() {
+  std::vector<float> w(2 * 4 * 5 * 3);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+  return w;
+}
+
+// The autograd case's gradients: x.grad[i,0,k] = sum over a, j of w[a,i,j,k] and
+// w.grad[a,i,j,k] = x[i,0,k] = 3i + k.
+void GraphReference(std::vector<float>* gx, std::vector<float>* gw) {
+  const std::vector<float> w = GraphWeights();
+  gx->assign(12, 0.0f);
+  gw->assign(w.size(), 0.0f);
+  for (size_t idx = 0; idx < w.size(); ++idx) {
+    const size_t k = idx % 3, i = idx / 15 % 4;
+    (*gx)[i * 3 + k] += w[idx];
+    (*gw)[idx] = static_cast<float>(3 * i + k);
+  }
+}
+
 // x[i][0][k] = 3i + k
 ofl::Tensor OflInput() {
   std::vector<float> data(12);
@@ -167,7 +192,35 @@ void OflLoop(int64_t n, Op op) {
   ofl::sync();
 }
 
+int RunOflAutograd(int64_t n) {
+  ofl::Tensor x = OflInput();
+  ofl::Tensor w = ofl::tensor<float>(GraphWeights(), ofl::Shape{2, 4, 5, 3});
+  x.requires_grad_();
+  w.requires_grad_();
+  auto graph = [&] {
+    x.set_grad(ofl::Tensor());
+    w.set_grad(ofl::Tensor());
+    (x.expand({2, 4, 5, 3}) * w).sum().backward();
+  };
+  std::vector<float> gx, gw;
+  GraphReference(&gx, &gw);
+  graph();
+  graph();  // the second after the first's grads were cleared
+  if (x.grad().to_vector<float>() != gx || w.grad().to_vector<float>() != gw) {
+    std::fprintf(stderr, "ofl_icount_driver: ofl autograd produced wrong gradients\n");
+    return 1;
+  }
+  auto run = [&](int64_t count) {
+    for (int64_t i = 0; i < count; ++i) graph();
+    ofl::sync();
+  };
+  run(kWarmup);
+  run(n);
+  return 0;
+}
+
 int RunOfl(const std::string& which, int64_t n) {
+  if (which == "autograd") return RunOflAutograd(n);
   const ofl::Tensor x = OflInput();
   ofl::sync();
   if (IsRss(which)) {
@@ -218,8 +271,41 @@ void TorchLoop(int64_t n, Op op) {
   }
 }
 
+int RunTorchAutograd(int64_t n) {
+  at::Tensor x = at::arange(12, at::kFloat).reshape({4, 1, 3});
+  const std::vector<float> wd = GraphWeights();
+  at::Tensor w = at::empty({2, 4, 5, 3}, at::kFloat);
+  std::copy(wd.begin(), wd.end(), w.data_ptr<float>());
+  x.requires_grad_(true);
+  w.requires_grad_(true);
+  auto graph = [&] {
+    x.mutable_grad().reset();  // PyTorch's zero_grad(set_to_none=True)
+    w.mutable_grad().reset();
+    (x.expand({2, 4, 5, 3}) * w).sum().backward();
+  };
+  std::vector<float> gx, gw;
+  GraphReference(&gx, &gw);
+  graph();
+  graph();
+  auto host = [](const at::Tensor& t) {
+    const at::Tensor c = t.contiguous();
+    return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  };
+  if (host(x.grad()) != gx || host(w.grad()) != gw) {
+    std::fprintf(stderr, "ofl_icount_driver: torch autograd produced wrong gradients\n");
+    return 1;
+  }
+  auto run = [&](int64_t count) {
+    for (int64_t i = 0; i < count; ++i) graph();
+  };
+  run(kWarmup);
+  run(n);
+  return 0;
+}
+
 int RunTorch(const std::string& which, int64_t n) {
   at::set_num_threads(1);
+  if (which == "autograd") return RunTorchAutograd(n);
   const at::Tensor x = at::arange(12, at::kFloat).reshape({4, 1, 3});
   if (IsRss(which)) {
     const bool filled = which == "rss_tensor";
@@ -256,14 +342,15 @@ int RunTorch(const std::string& which, int64_t n) {
 #endif
 
 int Usage() {
-  std::fprintf(
-      stderr,
-      "usage: ofl_icount_driver <expand|repeat|empty|roundtrip|rss|rss_tensor> <ofl|torch> <N>\n"
-      "  torch is %s in this build\n",
+  std::fprintf(stderr,
+               "usage: ofl_icount_driver <expand|repeat|empty|roundtrip|autograd|rss|rss_tensor> "
+               "<ofl|torch> "
+               "<N>\n"
+               "  torch is %s in this build\n",
 #ifdef OFL_BENCH_WITH_TORCH
-      "available"
+               "available"
 #else
-      "not available (configure with -DOFL_BENCH_WITH_TORCH=ON)"
+                "not available (configure with -DOFL_BENCH_WITH_TORCH=ON)"
 #endif
   );
   return 2;
@@ -280,7 +367,7 @@ int main(int argc, char** argv) {
   const long long n = std::strtoll(argv[3], &end, 10);
   if (end == argv[3] || *end != '\0' || errno != 0 || n < 0) return Usage();
   if (which != "expand" && which != "repeat" && which != "empty" && which != "roundtrip" &&
-      !IsRss(which)) {
+      which != "autograd" && !IsRss(which)) {
     return Usage();
   }
   StartInstrumentation();
