@@ -5,7 +5,8 @@
 // device *type*; kernels are registered per (op, device type). After
 //
 //   ofl::register_device_backend("mydev", std::make_shared<MyBackend>());
-//   ofl::register_kernel("copy", "mydev", &MyCopy);            // and "repeat", "reduce_sum_to"
+//   ofl::register_kernel("copy", "mydev", &MyCopy);  // and the other ops' kernels (contracts
+//   below)
 //
 // Device("mydev:1") works with every public op, tensor()/from_host(), to_vector(), copy_to_host(),
 // Tensor::to(), memory_stats(), empty_cache(), set_memory_limit(), memory_snapshot() and tracing.
@@ -30,9 +31,8 @@
 //   throws DeviceFailed: the VM then marks that device failed, and every later op on it throws
 //   DeviceError naming the first fault while other devices keep working.
 //
-// Kernel contracts for the ops a backend serves ("copy", "repeat", "reduce_sum_to", and "empty",
-// which has no work): see the comments on CopyKernel, RepeatKernel and ReduceSumToKernel below
-// (the CPU kernels implement exactly these contracts).
+// The kernel contracts of the built-in ops ("copy", "repeat", "reduce_sum_to", "add", "sub", "mul",
+// "div", "fill", "empty") are written once, at the end of this file.
 #pragma once
 
 #include <cstddef>
@@ -175,15 +175,32 @@ void register_op(OpDef def);
 std::vector<Tensor> call_op(const std::string& name, const std::vector<Tensor>& inputs,
                             const std::vector<int64_t>& attrs = {});
 
-// Kernel contracts (every dtype; strides in elements; the output is never aliased with an input):
-// "copy":  inputs[0] and outputs[0] have the same shape and any strides (an expanded input has
-//          stride 0 on broadcast dims); outputs[0][idx] = inputs[0][idx] for every index.
+// Kernel contracts: what the kernel of each built-in op must do (the CPU kernels implement
+// exactly these; every kernel of an op, on every device, throws the same InvalidArgument for bad
+// arguments before it touches memory). Strides are in elements; an empty output does nothing (its
+// data may be null); a 0-dim tensor has one element. Outputs are never aliased with an input unless
+// a contract says so.
+// "copy":  inputs[0] and outputs[0] have the same shape and dtype and any strides (an expanded
+//          input has stride 0 on broadcast dims); outputs[0][idx] = inputs[0][idx] for every index.
 // "repeat": inputs[0] has shape s (k dims, any strides); outputs[0] is contiguous with n >= k dims;
 //          attrs holds the n repeat counts r; out.shape[i] = r[i] * s'[i] where s' is s with n - k
 //          leading 1s; out[idx] = in[idx mod s'].
 // "reduce_sum_to": inputs[0] has shape D (n dims, any strides); outputs[0] is contiguous with n
-//          dims, each D[i] or 1; dims where the output is 1 and D is not are summed. bool throws
-//          InvalidArgument.
-// "empty": no inputs, one output; nothing to do (the output only needs memory).
+//          dims, each D[i] or 1; dims where the output is 1 and D is not are summed. Floats
+//          accumulate in double in a fixed order (16-bit results rounded once; float16/bfloat16
+//          may also sum into float32), integers exactly in 64 bits; bool throws InvalidArgument.
+// "add", "sub", "mul", "div": inputs[0] (a), inputs[1] (b) and outputs[0] have the same shape and
+//          dtype. The inputs have any strides (stride 0 on broadcast dims: this is how broadcasting
+//          arrives); the output has any strides whose elements do not overlap, and may be exactly
+//          the view of either input or of both (the same data pointer and strides: an in-place
+//          a += b, or x *= x); no other overlap is allowed. out[idx] = a[idx] op b[idx]. Floating
+//          dtypes compute in their own type (float16 and bfloat16 in float, rounded once to nearest
+//          even); integers wrap around as two's complement. InvalidArgument for differing shapes or
+//          dtypes, operand counts other than 2 and 1, dtype bool, and "div" on an integer dtype.
+// "fill":  no inputs, one output with any non-overlapping strides and any dtype; attrs[0] holds a
+//          double's bit pattern (std::memcpy into an int64_t). Every element becomes the value
+//          converted to the dtype: bool is value != 0, integers truncate toward zero as
+//          static_cast does (wrapping to the width; NaN gives 0), floats round to nearest even.
+// "empty": no inputs, one output; nothing to do (the output only needs its memory).
 
 }  // namespace ofl

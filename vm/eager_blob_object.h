@@ -88,6 +88,8 @@ class EagerBlobObject {
   // has; DropTensorRef returns true for the last one, whose owner then releases the blob.
   void AddTensorRef() { tensor_refs_.fetch_add(1, std::memory_order_relaxed); }
   bool DropTensorRef() { return tensor_refs_.fetch_sub(1, std::memory_order_acq_rel) == 1; }
+  // How many tensors hold the blob now (exact only when no other thread can copy or drop one).
+  uint32_t tensor_refs() const { return tensor_refs_.load(std::memory_order_acquire); }
 
   // The storage's version counter (autograd): bumped by every in-place op on the storage at the
   // call, read by a backward to find tensors it saved that were changed since.

@@ -150,8 +150,12 @@ enum class RunKind { kVector, kStreamed, kStrided };
 // The elements [begin, end) of the nest's row-major order (one parallel chunk, or all of them):
 // the start is located once, then the outer dims advance as an odometer.
 template <BinaryOp kOp, class T, RunKind kKind, In kA, In kB>
-void ComputeRange(const Dims& d, typename Elem<T>::Storage* out, const typename Elem<T>::Storage* a,
-                  const typename Elem<T>::Storage* b, int64_t begin, int64_t end) {
+void ComputeRange(const Dims& d, void* out_ptr, const void* a_ptr, const void* b_ptr, int64_t begin,
+                  int64_t end) {
+  using S = typename Elem<T>::Storage;
+  S* out = static_cast<S*>(out_ptr);
+  const S* a = static_cast<const S*>(a_ptr);
+  const S* b = static_cast<const S*>(b_ptr);
   const int inner = d.ndim - 1;
   const int64_t n = d.size[inner];
   const int64_t so = d.stride[0][inner];
@@ -163,9 +167,9 @@ void ComputeRange(const Dims& d, typename Elem<T>::Storage* out, const typename 
   SeekCursor(d, inner, row, &c);
   for (int64_t pos = begin;;) {
     const int64_t count = std::min(n - col, end - pos);
-    auto* o = out + c.offset[0] + col * so;
-    const auto* x = a + c.offset[1] + col * sa;
-    const auto* y = b + c.offset[2] + col * sb;
+    S* o = out + c.offset[0] + col * so;
+    const S* x = a + c.offset[1] + col * sa;
+    const S* y = b + c.offset[2] + col * sb;
     if constexpr (kKind == RunKind::kVector) {
       Run<kOp, T, kA, kB>(o, x, y, count);
     } else if constexpr (kKind == RunKind::kStreamed) {
@@ -181,24 +185,23 @@ void ComputeRange(const Dims& d, typename Elem<T>::Storage* out, const typename 
   if constexpr (kKind == RunKind::kStreamed) StreamFence();
 }
 
-template <BinaryOp kOp, class T, RunKind kKind, In kA, In kB>
-void ComputeAll(const Dims& d, int64_t numel, void* out, const void* a, const void* b) {
-  using S = typename Elem<T>::Storage;
-  S* o = static_cast<S*>(out);
-  const S* x = static_cast<const S*>(a);
-  const S* y = static_cast<const S*>(b);
-  if (numel * static_cast<int64_t>(sizeof(S)) <= kParallelBytes) {
-    ComputeRange<kOp, T, kKind, kA, kB>(d, o, x, y, 0, numel);
+// One ComputeRange instantiation, chosen once per op. The parallel loop around it is not a
+// template, so oneTBB's machinery is instantiated once, not for every op, dtype and run kind.
+using RangeFn = void (*)(const Dims&, void*, const void*, const void*, int64_t, int64_t);
+
+void ComputeAll(RangeFn range, const Dims& d, int64_t numel, int64_t element_size, void* out,
+                const void* a, const void* b) {
+  if (numel * element_size <= kParallelBytes) {
+    range(d, out, a, b, 0, numel);
     return;
   }
-  ParallelFor(tbb::blocked_range<int64_t>(0, numel, kGrainBytes / sizeof(S)),
-              [&](const tbb::blocked_range<int64_t>& r) {
-                ComputeRange<kOp, T, kKind, kA, kB>(d, o, x, y, r.begin(), r.end());
-              });
+  ParallelFor(
+      tbb::blocked_range<int64_t>(0, numel, kGrainBytes / element_size),
+      [&](const tbb::blocked_range<int64_t>& r) { range(d, out, a, b, r.begin(), r.end()); });
 }
 
-// How input `op` of the nest is read along a contiguous output run: as the output itself when it
-// is the output's view, else by its innermost stride (kStrided when neither 0 nor 1).
+// Whether input `op` of the nest is the output's view: the same data and, over the dims left
+// after simplification, the same strides.
 bool SameView(const Dims& d, int op, const void* out, const void* in) {
   if (out != in) return false;
   for (int i = 0; i < d.ndim; ++i) {
@@ -207,29 +210,36 @@ bool SameView(const Dims& d, int op, const void* out, const void* in) {
   return true;
 }
 
+// The ComputeRange of an op's run kind and input kinds. An in-place output is never streamed (it
+// is read anyway, so it costs no extra read): those instantiations do not exist.
 template <BinaryOp kOp, class T, RunKind kKind, In kA>
-void DispatchB(In b_kind, const Dims& d, int64_t numel, void* out, const void* a, const void* b) {
+RangeFn PickB(In b_kind) {
   switch (b_kind) {
     case In::kContiguous:
-      return ComputeAll<kOp, T, kKind, kA, In::kContiguous>(d, numel, out, a, b);
+      return &ComputeRange<kOp, T, kKind, kA, In::kContiguous>;
     case In::kBroadcast:
-      return ComputeAll<kOp, T, kKind, kA, In::kBroadcast>(d, numel, out, a, b);
+      return &ComputeRange<kOp, T, kKind, kA, In::kBroadcast>;
     case In::kOutput:
-      return ComputeAll<kOp, T, kKind, kA, In::kOutput>(d, numel, out, a, b);
+      if constexpr (kKind != RunKind::kStreamed) {
+        return &ComputeRange<kOp, T, kKind, kA, In::kOutput>;
+      }
+      break;
   }
+  return nullptr;
 }
 
 template <BinaryOp kOp, class T, RunKind kKind>
-void DispatchA(In a_kind, In b_kind, const Dims& d, int64_t numel, void* out, const void* a,
-               const void* b) {
+RangeFn Pick(In a_kind, In b_kind) {
   switch (a_kind) {
     case In::kContiguous:
-      return DispatchB<kOp, T, kKind, In::kContiguous>(b_kind, d, numel, out, a, b);
+      return PickB<kOp, T, kKind, In::kContiguous>(b_kind);
     case In::kBroadcast:
-      return DispatchB<kOp, T, kKind, In::kBroadcast>(b_kind, d, numel, out, a, b);
+      return PickB<kOp, T, kKind, In::kBroadcast>(b_kind);
     case In::kOutput:
-      return DispatchB<kOp, T, kKind, In::kOutput>(b_kind, d, numel, out, a, b);
+      if constexpr (kKind != RunKind::kStreamed) return PickB<kOp, T, kKind, In::kOutput>(b_kind);
+      break;
   }
+  return nullptr;
 }
 
 template <BinaryOp kOp, class T>
@@ -243,27 +253,27 @@ void ComputeTyped(const Dims& d, void* out, const void* a, const void* b) {
     return;
   }
   const int64_t numel = NumElements(d);
+  const int64_t es = static_cast<int64_t>(sizeof(S));
   const int inner = d.ndim - 1;
+  const int64_t sa = d.stride[1][inner];
+  const int64_t sb = d.stride[2][inner];
+  if (d.stride[0][inner] != 1 || (sa != 0 && sa != 1) || (sb != 0 && sb != 1)) {
+    ComputeAll(&ComputeRange<kOp, T, RunKind::kStrided, In::kContiguous, In::kContiguous>, d, numel,
+               es, out, a, b);
+    return;
+  }
+  // The output's runs are contiguous: each input's are contiguous, broadcast or the output's own.
   auto kind_of = [&](int op, const void* in) {
     if (SameView(d, op, out, in)) return In::kOutput;
     return d.stride[op][inner] == 0 ? In::kBroadcast : In::kContiguous;
   };
-  const int64_t sa = d.stride[1][inner];
-  const int64_t sb = d.stride[2][inner];
-  if (d.stride[0][inner] != 1 || (sa != 0 && sa != 1) || (sb != 0 && sb != 1)) {
-    ComputeAll<kOp, T, RunKind::kStrided, In::kContiguous, In::kContiguous>(d, numel, out, a, b);
-    return;
-  }
   const In a_kind = kind_of(1, a);
   const In b_kind = kind_of(2, b);
-  const int64_t es = static_cast<int64_t>(sizeof(S));
   const bool stream = a_kind != In::kOutput && b_kind != In::kOutput &&
                       numel * es >= kStreamBytes && d.size[inner] * es >= kStreamRunBytes;
-  if (stream) {
-    DispatchA<kOp, T, RunKind::kStreamed>(a_kind, b_kind, d, numel, out, a, b);
-  } else {
-    DispatchA<kOp, T, RunKind::kVector>(a_kind, b_kind, d, numel, out, a, b);
-  }
+  const RangeFn range = stream ? Pick<kOp, T, RunKind::kStreamed>(a_kind, b_kind)
+                               : Pick<kOp, T, RunKind::kVector>(a_kind, b_kind);
+  ComputeAll(range, d, numel, es, out, a, b);
 }
 
 template <BinaryOp kOp>

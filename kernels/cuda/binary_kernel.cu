@@ -138,15 +138,8 @@ __global__ void BinaryRows(T* out, const T* a, const T* b, Index chunks, Index i
     T* o = out + off[0];
     const T* x = a + off[1];
     const T* y = b + off[2];
-    const Index head =
-        static_cast<Index>((kPer - (reinterpret_cast<uintptr_t>(o) / sizeof(T)) % kPer) % kPer);
-    Index begin = 0;
-    Index end = head < inner ? head : inner;
-    if (c > 0) {
-      begin = head + (c - 1) * kPer;
-      if (begin >= inner) continue;
-      end = inner - begin < kPer ? inner : begin + kPer;
-    }
+    Index begin, end;
+    if (!RowChunk(o, inner, c, &begin, &end)) continue;
     if (end - begin == kPer && c > 0) {
       alignas(16) T la[kPer];
       alignas(16) T lb[kPer];

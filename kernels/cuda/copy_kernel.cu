@@ -73,15 +73,8 @@ __global__ void CopyRows(T* __restrict__ out, const T* __restrict__ in, Index ch
     outer.Get(row, off);
     T* o = out + off[0];
     const T* i = in + off[1];
-    const Index head =
-        static_cast<Index>((kPer - (reinterpret_cast<uintptr_t>(o) / sizeof(T)) % kPer) % kPer);
-    Index begin = 0;
-    Index end = head < inner ? head : inner;
-    if (c > 0) {
-      begin = head + (c - 1) * kPer;
-      if (begin >= inner) continue;
-      end = inner - begin < kPer ? inner : begin + kPer;
-    }
+    Index begin, end;
+    if (!RowChunk(o, inner, c, &begin, &end)) continue;
     if (end - begin == kPer && c > 0) {
       Vec16 value;
       if constexpr (kBroadcast) {

@@ -56,15 +56,8 @@ __global__ void FillRows(T* out, T value, Index chunks, Index inner, DivmodT<Ind
     Index off[1];
     outer.Get(row, off);
     T* o = out + off[0];
-    const Index head =
-        static_cast<Index>((kPer - (reinterpret_cast<uintptr_t>(o) / sizeof(T)) % kPer) % kPer);
-    Index begin = 0;
-    Index end = head < inner ? head : inner;
-    if (c > 0) {
-      begin = head + (c - 1) * kPer;
-      if (begin >= inner) continue;
-      end = inner - begin < kPer ? inner : begin + kPer;
-    }
+    Index begin, end;
+    if (!RowChunk(o, inner, c, &begin, &end)) continue;
     if (end - begin == kPer && c > 0) {
       *reinterpret_cast<Vec16*>(o + begin) = vector;
     } else {

@@ -21,6 +21,25 @@ inline namespace OFL_CUDA_BUILD {
 // Threads per block of the elementwise kernels.
 constexpr int kThreads = 256;
 
+// The elementwise kernels cut each output row of `inner` elements starting at `o` at o's 16-byte
+// boundaries: chunk 0 is the head before the first boundary, chunk c > 0 the c-th 16-byte piece
+// after it (the last may be short), so that every full chunk is one aligned 16-byte store. Sets
+// [begin, end) to chunk c's elements; false when chunk c lies past the row's end.
+template <class T, class Index>
+OFL_HOST_DEVICE inline bool RowChunk(const T* o, Index inner, Index c, Index* begin, Index* end) {
+  constexpr Index kPer = 16 / sizeof(T);
+  const Index head =
+      static_cast<Index>((kPer - (reinterpret_cast<uintptr_t>(o) / sizeof(T)) % kPer) % kPer);
+  *begin = 0;
+  *end = head < inner ? head : inner;
+  if (c > 0) {
+    *begin = head + (c - 1) * kPer;
+    if (*begin >= inner) return false;
+    *end = inner - *begin < kPer ? inner : *begin + kPer;
+  }
+  return true;
+}
+
 #if defined(__CUDACC__) || defined(OFL_CUDA_HOST_GRID)
 // Every kernel launch goes through here: `kernel<<<grid, block, shared_bytes, stream>>>(args...)`
 // under nvcc; on the CPU, under the host grid (tests/cuda_host/host_grid.h), the same kernel runs

@@ -48,10 +48,11 @@ struct Run {
     }
   }
 
-  void Deliver(const Edge& e, const Tensor& g) {
+  // g by value: a gradient moved in that nothing else holds can become a leaf's .grad as it is.
+  void Deliver(const Edge& e, Tensor g) {
     if (!captures.empty()) Capture(e, g);
     if (e.leaf) {
-      if (accumulate) AccumulateGrad(*e.leaf, g);
+      if (accumulate) AccumulateGrad(*e.leaf, std::move(g));
       return;
     }
     std::vector<Tensor>& buf = buffers[e.node.get()];
@@ -159,7 +160,7 @@ struct Run {
     }
     for (size_t i = 0; i < in_grads.size(); ++i) {
       const Edge& e = n->next[i];
-      const Tensor& g = in_grads[i];
+      Tensor& g = in_grads[i];
       if (!e.valid() || !g.defined()) continue;
       const ops::ArgInfo& info = n->input_info[i];
       if (g.shape() != info.shape || g.dtype() != info.dtype) {
@@ -167,7 +168,7 @@ struct Run {
                               Describe(g.shape(), g.dtype()) + " for input " + std::to_string(i) +
                               " of " + Describe(info.shape, info.dtype));
       }
-      Deliver(e, g);
+      Deliver(e, std::move(g));
     }
     Finish(n);
   }
@@ -175,13 +176,17 @@ struct Run {
 
 }  // namespace
 
-void AccumulateGrad(TensorImpl& target, const Tensor& g) {
+void AccumulateGrad(TensorImpl& target, Tensor g) {
   AutogradMeta& m = target.mutable_autograd();
   NoGradGuard no_grad;
   vm::OpNameScope scope("AccumulateGrad");
   // The first gradient is copied: .grad never aliases a tensor the graph or the program holds.
+  // One that nothing else holds (a backward's fresh result: this is its only handle, and its
+  // storage has no other view) is taken as it is, saving a copy of the whole gradient.
   if (!m.grad.defined()) {
-    m.grad = functional::Clone(g);
+    const bool sole = g.impl().use_count() == 1 && g.impl()->blob()->tensor_refs() == 1 &&
+                      g.is_contiguous() && g.storage_offset() == 0;
+    m.grad = sole ? g : functional::Clone(g);
   } else {
     m.grad.add_(g);
   }

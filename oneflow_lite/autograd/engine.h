@@ -17,7 +17,8 @@ std::vector<Tensor> RunBackward(const std::vector<std::pair<Edge, Tensor>>& root
                                 const std::vector<Edge>& captures, bool retain_graph,
                                 bool accumulate);
 
-// target.grad = a copy of g (the first time), else target.grad += g in place.
-void AccumulateGrad(TensorImpl& target, const Tensor& g);
+// target.grad = a copy of g (the first time; g itself when nothing else holds it or its storage),
+// else target.grad += g in place.
+void AccumulateGrad(TensorImpl& target, Tensor g);
 
 }  // namespace ofl::autograd

@@ -26,7 +26,7 @@ struct Result {
 inline std::vector<uint64_t> Bits(const Tensor& t) {
   std::vector<double> v = t.to_vector<double>();
   std::vector<uint64_t> bits(v.size());
-  std::memcpy(bits.data(), v.data(), v.size() * sizeof(double));
+  if (!v.empty()) std::memcpy(bits.data(), v.data(), v.size() * sizeof(double));
   return bits;
 }
 

@@ -198,6 +198,22 @@ TEST(AutogradTest, LeavesAccumulateAndTheFirstGradientIsACopy) {
       {"set_grad", "(3)", "(2)"});
 }
 
+TEST(AutogradTest, LeavesThatGetTheSameGradientDoNotShareIt) {
+  // add's backward hands g to both operands: each leaf's .grad must be its own tensor.
+  Tensor a = Leaf({1, 2}, {2});
+  Tensor b = Leaf({3, 4}, {2});
+  (a + b).sum().backward();
+  {
+    NoGradGuard no_grad;
+    a.grad().fill_(7);
+  }
+  EXPECT_EQ(Grad(a), (std::vector<float>{7, 7}));
+  EXPECT_EQ(Grad(b), (std::vector<float>{1, 1}));
+  Tensor x = Leaf({1, 2}, {2});
+  (x + x).sum().backward();
+  EXPECT_EQ(Grad(x), (std::vector<float>{2, 2}));
+}
+
 TEST(AutogradTest, FanInGradientsAreSummed) {
   Tensor x = Leaf({1, 2, 3}, {3});
   Tensor a = x * 2.0;
@@ -236,6 +252,11 @@ TEST(AutogradTest, AutogradGradReturnsGradientsWithoutAccumulating) {
   EXPECT_EQ(u[1].to_vector<float>(), (std::vector<float>{1, 2}));
   ExpectThrowWith<InvalidArgument>([&] { autograd::grad({y}, {F({1}, {1})}); },
                                    {"autograd::grad", "input 0", "does not require grad"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        autograd::grad({y}, {x}, {F({1}, {}), F({1}, {})});
+      },
+      {"autograd::grad", "2 grad_outputs for 1 outputs"});
 }
 
 TEST(AutogradTest, NoGradGuardStopsRecordingAndNests) {

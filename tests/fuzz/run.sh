@@ -13,7 +13,7 @@ build_dir=$(cd "$1" && pwd)
 seconds=$2
 shift 2
 fuzzers=("$@")
-[[ ${#fuzzers[@]} -eq 0 ]] && fuzzers=(shape_fuzz program_fuzz)
+[[ ${#fuzzers[@]} -eq 0 ]] && fuzzers=(shape_fuzz program_fuzz autograd_fuzz)
 src_dir=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
