@@ -54,6 +54,10 @@ Shape InferExpandBackward(const Shape& dy, const Shape& input_shape);
 // repeat_backward: dy's shape must equal InferRepeat(input_shape, repeats).
 void CheckRepeatBackward(const Shape& dy, const Shape& input_shape,
                          const std::vector<int64_t>& repeats);
+// The attrs of a repeat_backward call: {k, input_shape (k dims), repeats...}
+// (ops/repeat_backward_op.cpp).
+std::vector<int64_t> RepeatBackwardAttrs(const Shape& input_shape,
+                                         const std::vector<int64_t>& repeats);
 
 bool IsContiguous(const Shape& shape, const Strides& stride);
 

@@ -1,8 +1,9 @@
-// contiguous(x): a copy into row-major order (x itself when it is already so, which records
-// nothing). Gradient: g.
+// contiguous(x): x itself when it is already row-major (recording nothing), else a copy into
+// row-major order. Global: every SBP passes; each rank makes its shard contiguous. Gradient: g.
 #include <vector>
 
 #include "oneflow_lite/functional/functional.h"
+#include "ops/array_ops.h"
 #include "ops/op_schema.h"
 
 namespace ofl::ops {
@@ -10,7 +11,14 @@ namespace {
 OpSchema MakeContiguousOp() {
   OpSchema op;
   op.name = "contiguous";
-  op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
+  op.view = [](const Shape& shape, const Strides& stride, DType,
+               const std::vector<int64_t>&) -> std::optional<ViewGeometry> {
+    if (!IsContiguous(shape, stride)) return std::nullopt;  // copied, then this view of the copy
+    return ViewGeometry{shape, stride, 0};
+  };
+  op.unchanged_returns_input = true;
+  op.sbp = [](const GlobalCall& c) { return std::optional<Sbp>(c.in_sbp); };
+  op.backward = [](const GradContext&, const std::vector<Tensor>& g) {
     return std::vector<Tensor>{g[0]};
   };
   return op;

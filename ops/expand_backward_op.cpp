@@ -1,15 +1,48 @@
-// expand_backward(dy, input_shape): attrs are input_shape. It is linear, and the adjoint of expand:
-// its gradient is gg expanded to dy's shape.
+// expand_backward(dy, input_shape): attrs are input_shape. dy summed over the dims that expanding
+// input_shape broadcast (ops/array_ops.h InferExpandBackward): one OpCall of "reduce_sum_to", whose
+// output is seen as dy's rank with 1s on the summed dims. Global: InferExpandBackwardSbp (a split
+// on a summed dim becomes partial_sum); each rank reduces its shard to its shard of the result.
+// Gradient: it is linear, the adjoint of expand: gg expanded to dy's shape.
+#include <string>
 #include <vector>
 
+#include "oneflow_lite/error.h"
 #include "oneflow_lite/functional/functional.h"
+#include "ops/array_ops.h"
 #include "ops/op_schema.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::ops {
 namespace {
+Shape InputShape(const TensorMeta& dy, const std::vector<int64_t>& attrs) {
+  CheckDType("expand_backward", dy.dtype);
+  if (dy.dtype == DType::kBool) {
+    throw InvalidArgument(
+        "expand_backward: dtype bool is not supported (gradients are summed); got a bool dy");
+  }
+  CheckShape("expand_backward", "input_shape", attrs, element_size(dy.dtype));
+  return Shape(attrs);
+}
+
 OpSchema MakeExpandBackwardOp() {
   OpSchema op;
   op.name = "expand_backward";
+  op.kernel = "reduce_sum_to";
+  op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>& attrs) {
+    Shape input_shape = InputShape(in[0], attrs);
+    (void)InferExpandBackward(in[0].shape, input_shape);
+    return std::vector<TensorMeta>{{std::move(input_shape), in[0].dtype}};
+  };
+  op.kernel_output_shape = [](const std::vector<TensorMeta>& in,
+                              const std::vector<int64_t>& attrs) {
+    return InferExpandBackward(in[0].shape, Shape(attrs));
+  };
+  op.sbp = [](const GlobalCall& c) {
+    return std::optional<Sbp>(InferExpandBackwardSbp(c.in_sbp, c.logical_in, c.logical_out));
+  };
+  op.local_attrs = [](const GlobalCall&, const Sbp&, const Shape&, const Shape& physical_out) {
+    return physical_out.vec();
+  };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     return std::vector<Tensor>{g[0].expand(ctx.input_info[0].shape.vec())};
   };

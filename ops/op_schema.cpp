@@ -22,7 +22,8 @@ Registry& GetRegistry() {
 }  // namespace
 
 const OpSchema* RegisterOp(OpSchema schema) {
-  if (schema.kernel.empty()) schema.kernel = schema.name;
+  // A view op copies (where its strides allow no view, or OFL_DISABLE_VIEW) with "copy".
+  if (schema.kernel.empty()) schema.kernel = schema.view ? "copy" : schema.name;
   if (schema.backward_name.empty()) schema.backward_name = CamelCase(schema.name) + "Backward";
   schema.kernel_slots = std::make_shared<OpSchema::KernelSlots>();
   Registry& reg = GetRegistry();

@@ -9,13 +9,16 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "oneflow_lite/device.h"
 #include "oneflow_lite/extension.h"
+#include "oneflow_lite/placement.h"
 #include "oneflow_lite/shape.h"
 #include "oneflow_lite/tensor.h"
+#include "ops/array_ops.h"
 
 namespace ofl::ops {
 
@@ -45,13 +48,56 @@ using InferFn = std::function<std::vector<TensorMeta>(const std::vector<TensorMe
 using BackwardFn =
     std::function<std::vector<Tensor>(const GradContext& ctx, const std::vector<Tensor>& grads)>;
 
+// A view op's geometry: the output's shape, strides and offset (from the input's) over the
+// input's storage, or nullopt where these strides allow no view (the input is then copied into a
+// contiguous tensor first, and that one viewed). Checks its arguments as infer does.
+using ViewFn = std::function<std::optional<ViewGeometry>(
+    const Shape& shape, const Strides& stride, DType dtype, const std::vector<int64_t>& attrs)>;
+// An op made of other ops, called through the public op API (and so on every device); the whole
+// call is recorded as one node of this op.
+using ComposeFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs,
+                                                    const std::vector<int64_t>& attrs)>;
+
+// How a single-input op runs on a global tensor: what each rank knows of the call.
+struct GlobalCall {
+  const Shape& logical_in;
+  const Sbp& in_sbp;  // the input's SBP as the op sees it (broadcast once boxed to it)
+  const Shape& logical_out;
+  const std::vector<int64_t>& attrs;  // the call's (logical) attributes
+};
+// The output SBP for the input's, or nullopt when no SBP passes through: the input is then boxed
+// to broadcast first and the output is broadcast. Throws InvalidArgument (the same on every rank:
+// it sees only logical shapes) for an SBP the op refuses.
+using SbpFn = std::function<std::optional<Sbp>(const GlobalCall& call)>;
+// The attributes this rank passes to the local op on its shard (physical_in) so that its output
+// is its shard (physical_out) of the logical output under out_sbp.
+using LocalAttrsFn =
+    std::function<std::vector<int64_t>(const GlobalCall& call, const Sbp& out_sbp,
+                                       const Shape& physical_in, const Shape& physical_out)>;
+
+// The generic path (oneflow_lite/functional/dispatch.h) runs an op in one of three forms, chosen
+// by which of `view`, `compose` and `kernel` the definition fills (in that order of precedence):
+// a view of the input's storage, a composition of other ops, or one OpCall of its kernel.
 struct OpSchema {
   std::string name;
   int num_inputs = 1;
   int num_outputs = 1;
-  // Null for the built-in ops that have their own functor (the view ops, whose output shares the
-  // input's storage; see functional.h); such ops are recorded by autograd but not call_op'able.
+  // Checks the inputs and attrs and gives the outputs' shapes and dtypes (kernel and compose
+  // forms; a view op's `view` does both).
   InferFn infer;
+
+  // View form (single input and output, the output of the input's dtype).
+  ViewFn view;
+  // OFL_DISABLE_VIEW=1 makes this view op a copy through the "copy" kernel (expand).
+  bool copy_when_views_disabled = false;
+  // A call whose view is the input's own geometry returns the input itself and records nothing
+  // (contiguous of a contiguous tensor).
+  bool unchanged_returns_input = false;
+
+  // Compose form.
+  ComposeFn compose;
+
+  // Kernel form.
   // The kernel's op name (defaults to `name`).
   std::string kernel;
   // The kernel sees every input expanded (stride 0) to outputs[0]'s shape: the broadcasting of the
@@ -68,6 +114,10 @@ struct OpSchema {
   BackwardFn backward;        // null: backward() through the op throws, naming it
   std::string backward_name;  // "AddBackward"
   bool builtin = true;
+
+  // SBP signature for global inputs (single-input ops). Null: the op refuses global tensors.
+  SbpFn sbp;
+  LocalAttrsFn local_attrs;  // null: every rank passes the call's attrs
 
   // The kernel per device type, looked up on first use and again after any later register_kernel
   // (kernels::RegistryGeneration); made by RegisterOp.

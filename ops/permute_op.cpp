@@ -1,8 +1,10 @@
-// permute(x, dims): attrs are the dims (negative ones wrap). Gradient: g permuted back by the
-// inverse permutation.
+// permute(x, dims): attrs are the dims (a permutation of 0..ndim-1; negative ones wrap). A view
+// (ops/array_ops.h InferPermute). Local tensors only. Gradient: g permuted back by the inverse
+// permutation.
 #include <vector>
 
 #include "oneflow_lite/functional/functional.h"
+#include "ops/array_ops.h"
 #include "ops/op_schema.h"
 
 namespace ofl::ops {
@@ -10,6 +12,9 @@ namespace {
 OpSchema MakePermuteOp() {
   OpSchema op;
   op.name = "permute";
+  op.view = [](const Shape& shape, const Strides& stride, DType, const std::vector<int64_t>& dims) {
+    return std::optional<ViewGeometry>(InferPermute(shape, stride, dims));
+  };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     const size_t n = ctx.attrs.size();
     std::vector<int64_t> inverse(n);

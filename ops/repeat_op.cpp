@@ -1,15 +1,24 @@
-// repeat(x, repeats): attrs are the repeats (ops/array_ops.h InferRepeat). Gradient: the sum of g's
-// tiles (repeat_backward).
+// repeat(x, repeats): attrs are the repeats (ops/array_ops.h InferRepeat); one OpCall of the
+// "repeat" kernel. Global: broadcast and partial_sum pass (repeat is linear), a split passes on a
+// dim whose repeat is 1, else x is boxed to broadcast first (InferRepeatSbp); every rank repeats
+// its shard by the same repeats. Gradient: the sum of g's tiles (repeat_backward).
 #include <vector>
 
 #include "oneflow_lite/functional/functional.h"
+#include "ops/array_ops.h"
 #include "ops/op_schema.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::ops {
 namespace {
 OpSchema MakeRepeatOp() {
   OpSchema op;
   op.name = "repeat";
+  op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>& repeats) {
+    return std::vector<TensorMeta>{
+        {InferRepeat(in[0].shape, repeats, element_size(in[0].dtype)), in[0].dtype}};
+  };
+  op.sbp = [](const GlobalCall& c) { return InferRepeatSbp(c.logical_in, c.in_sbp, c.attrs); };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     return std::vector<Tensor>{repeat_backward(g[0], ctx.input_info[0].shape, ctx.attrs)};
   };

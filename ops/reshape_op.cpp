@@ -1,15 +1,33 @@
-// reshape(x, shape): a view where the strides allow, else a copy (ops/array_ops.h InferReshape).
-// Gradient: g reshaped to x's shape.
+// reshape(x, shape): attrs are the shape (one -1 allowed; ops/array_ops.h InferReshape). A view
+// where x's strides allow one, else a view of a contiguous copy. Global: broadcast and partial_sum
+// pass, a split passes to the output dim that keeps its size and the product before it
+// (InferReshapeSbp), else x is boxed to broadcast first; each rank reshapes its shard to its
+// shard's shape. Gradient: g reshaped to x's shape.
 #include <vector>
 
 #include "oneflow_lite/functional/functional.h"
+#include "ops/array_ops.h"
 #include "ops/op_schema.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::ops {
 namespace {
 OpSchema MakeReshapeOp() {
   OpSchema op;
   op.name = "reshape";
+  op.view = [](const Shape& shape, const Strides& stride, DType,
+               const std::vector<int64_t>& attrs) -> std::optional<ViewGeometry> {
+    Shape out = InferReshape(shape, attrs);
+    std::optional<Strides> s = ReshapeStrides(shape, stride, out);
+    if (!s) return std::nullopt;
+    return ViewGeometry{std::move(out), std::move(*s), 0};
+  };
+  op.sbp = [](const GlobalCall& c) {
+    return InferReshapeSbp(c.logical_in, c.in_sbp, c.logical_out);
+  };
+  op.local_attrs = [](const GlobalCall&, const Sbp&, const Shape&, const Shape& physical_out) {
+    return physical_out.vec();
+  };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     return std::vector<Tensor>{g[0].reshape(ctx.input_info[0].shape.vec())};
   };

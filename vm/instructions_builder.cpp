@@ -26,14 +26,21 @@ InstrRef InstructionsBuilder::OpCall(std::string op_name, kernels::KernelFn kern
 
 namespace {
 thread_local const char* t_op_name_scope = nullptr;
+thread_local const char* t_composed_op_name = nullptr;
 }  // namespace
 
 OpNameScope::OpNameScope(const char* scope) : prev_(t_op_name_scope) { t_op_name_scope = scope; }
 OpNameScope::~OpNameScope() { t_op_name_scope = prev_; }
 
+ComposedOpName::ComposedOpName(const char* name) : prev_(t_composed_op_name) {
+  if (t_composed_op_name == nullptr) t_composed_op_name = name;
+}
+ComposedOpName::~ComposedOpName() { t_composed_op_name = prev_; }
+
 InstrRef InstructionsBuilder::OpCall(std::string op_name, kernels::KernelFn kernel,
                                      OpCallPolicy::Operands inputs, OpCallPolicy::Operands outputs,
                                      const std::vector<int64_t>& attrs, Stream* stream) {
+  if (t_composed_op_name != nullptr) op_name = t_composed_op_name;
   if (t_op_name_scope != nullptr) op_name = std::string(t_op_name_scope) + "." + op_name;
   if (stream == nullptr) {
     if (outputs.size == 0 && inputs.size == 0) {

@@ -64,6 +64,20 @@ class OpNameScope {
   const char* prev_;
 };
 
+// While it lives, the op calls this thread builds take `name` instead of their own op name (the
+// outermost one wins when they nest; an OpNameScope still prefixes it): the calls an op composed of
+// other ops issues carry the composed op's name ("repeat_backward"), in traces and errors.
+class ComposedOpName {
+ public:
+  explicit ComposedOpName(const char* name);
+  ~ComposedOpName();
+  ComposedOpName(const ComposedOpName&) = delete;
+  ComposedOpName& operator=(const ComposedOpName&) = delete;
+
+ private:
+  const char* prev_;
+};
+
 // Builds a batch with fn and submits it. In OFL_VM_SYNC=1 mode it also waits for the batch and
 // throws the first error raised by it, so every error surfaces at the call that caused it (except
 // on a VM worker, inside a callback or kernel, which cannot wait for work queued behind itself).

@@ -1,14 +1,20 @@
 #include "oneflow_lite/functional/dispatch.h"
 
 #include <cctype>
+#include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "oneflow_lite/autograd.h"
 #include "oneflow_lite/autograd/graph.h"
+#include "oneflow_lite/distributed.h"
 #include "oneflow_lite/extension.h"
 #include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/global_util.h"
 #include "ops/array_ops.h"
 #include "ops/broadcast.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::functional {
 
@@ -23,7 +29,7 @@ kernels::KernelFn KernelFor(const ops::OpSchema& op, DeviceType type) {
   if (fn == nullptr) {
     throw InvalidArgument(op.name + ": no kernel registered for device type " + to_string(type) +
                           (op.kernel != op.name ? " (its kernel is \"" + op.kernel + "\")" : "") +
-                          "; register one with register_kernel(\"" + op.kernel + "\", \"" +
+                          ". Register one with register_kernel(\"" + op.kernel + "\", \"" +
                           to_string(type) + "\", fn)");
   }
   slots.fn[t].store(fn, std::memory_order_release);
@@ -31,14 +37,123 @@ kernels::KernelFn KernelFor(const ops::OpSchema& op, DeviceType type) {
   return fn;
 }
 
+namespace {
+
+int64_t SaturatingOffset(int64_t offset, int64_t delta) {
+  // Only views of empty tensors (whose strides saturate) can push the sum out of range; such an
+  // offset is never dereferenced, so saturate it too.
+  int64_t out = 0;
+  if (__builtin_add_overflow(offset, delta, &out)) {
+    out = delta > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+  return out;
+}
+
+bool Unchanged(const ops::ViewGeometry& g, const TensorImpl& x) {
+  return g.offset_delta == 0 && g.shape == x.shape() && g.stride == x.stride();
+}
+
+// A new contiguous tensor holding the (shape, stride, offset) view of x, by the op's copy kernel.
+Tensor CopyOf(const ops::OpSchema& op, const TensorImpl& x, const Shape& shape,
+              const Strides& stride, int64_t offset) {
+  Tensor out = NewTensor(shape, x.dtype(), x.device());
+  kernels::KernelFn fn = KernelFor(op, x.device().type());
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    b->OpCall(op.name, fn, {x.arg(shape, stride, offset)}, {out.impl()->arg()});
+  });
+  return out;
+}
+
+Tensor DispatchView(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs) {
+  const TensorImpl& impl = ImplOf(op.name.c_str(), x);
+  std::optional<ops::ViewGeometry> g = op.view(impl.shape(), impl.stride(), impl.dtype(), attrs);
+  Tensor out;
+  if (!g) {
+    // These strides allow no view: view a contiguous copy instead.
+    Tensor c = CopyOf(op, impl, impl.shape(), impl.stride(), impl.offset());
+    const TensorImpl& ci = *c.impl();
+    g = op.view(ci.shape(), ci.stride(), ci.dtype(), attrs);
+    if (!g) throw Error(op.name + ": internal: no view of a contiguous tensor");
+    out = Unchanged(*g, ci) ? std::move(c)
+                            : MakeView(c, g->shape, std::move(g->stride),
+                                       SaturatingOffset(ci.offset(), g->offset_delta));
+  } else if (op.unchanged_returns_input && Unchanged(*g, impl)) {
+    return x;
+  } else if (op.copy_when_views_disabled && ViewsDisabled()) {
+    out = CopyOf(op, impl, g->shape, g->stride, SaturatingOffset(impl.offset(), g->offset_delta));
+  } else {
+    out = MakeView(x, g->shape, std::move(g->stride),
+                   SaturatingOffset(impl.offset(), g->offset_delta));
+  }
+  if (autograd::ShouldRecord(x)) autograd::Record(op, x, out, attrs);
+  return out;
+}
+
+std::vector<TensorMeta> CheckedInfer(const ops::OpSchema& op, const std::vector<TensorMeta>& in,
+                                     const std::vector<int64_t>& attrs) {
+  std::vector<TensorMeta> out_metas = op.infer(in, attrs);
+  if (static_cast<int>(out_metas.size()) != op.num_outputs) {
+    throw InvalidArgument(op.name + ": its infer returned " + std::to_string(out_metas.size()) +
+                          " outputs, but the op has " + std::to_string(op.num_outputs));
+  }
+  for (const TensorMeta& m : out_metas) {
+    ops::CheckDType(op.name.c_str(), m.dtype);
+    ops::CheckShape(op.name.c_str(), "output shape", m.shape, element_size(m.dtype));
+  }
+  return out_metas;
+}
+
+// The op on a global input: the logical output and its SBP from the definition (the same verdict
+// on every rank: only logical shapes enter it), boxing to broadcast where no SBP passes through,
+// then the local op on this rank's shard with its physical attributes. Ranks outside the placement
+// compute nothing.
+Tensor DispatchGlobal(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs) {
+  const char* name = op.name.c_str();
+  const GlobalMeta& g = *LocalImplOf(name, x).global();
+  const Shape& in = g.logical_shape;
+  Shape out;
+  if (op.view) {
+    std::optional<ops::ViewGeometry> v = op.view(in, RowMajorStrides(in), x.dtype(), attrs);
+    if (!v) throw Error(op.name + ": internal: no view of a contiguous tensor");
+    out = v->shape;
+  } else {
+    out = CheckedInfer(op, {TensorMeta{in, x.dtype()}}, attrs)[0].shape;
+  }
+  const ops::GlobalCall logical{in, g.sbp, out, attrs};
+  const std::optional<Sbp> passes = op.sbp(logical);
+  const Sbp out_sbp = passes ? *passes : Sbp::broadcast();
+  const Sbp in_sbp = passes ? g.sbp : Sbp::broadcast();
+  const Tensor src = passes ? x : x.to_global(g.placement, Sbp::broadcast());
+  const int me = g.placement.index_of(ofl::rank());
+  if (me < 0) return Wrap(EmptyShard(x.dtype()), g.placement, out_sbp, out);
+  const Tensor shard = ShardOf(src);
+  const Shape local_out = ops::PhysicalShape(out, out_sbp, g.placement.size(), me);
+  const ops::GlobalCall call{in, in_sbp, out, attrs};
+  const std::vector<int64_t> local_attrs =
+      op.local_attrs ? op.local_attrs(call, out_sbp, shard.shape(), local_out) : attrs;
+  return Wrap(Dispatch(op, shard, local_attrs), g.placement, out_sbp, out);
+}
+
+}  // namespace
+
+Tensor Dispatch(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs) {
+  if (op.sbp && x.defined() && x.is_global()) return DispatchGlobal(op, x, attrs);
+  if (op.view) return DispatchView(op, x, attrs);
+  std::vector<Tensor> out = Dispatch(op, std::vector<Tensor>{x}, attrs);
+  if (out.size() != 1) {
+    throw Error(op.name + ": internal: called for one output, the op has " +
+                std::to_string(out.size()));
+  }
+  return std::move(out[0]);
+}
+
 std::vector<Tensor> Dispatch(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
                              const std::vector<int64_t>& attrs) {
   const char* name = op.name.c_str();
-  if (!op.infer) {
+  if (!op.infer && !op.view && !op.compose) {
     throw InvalidArgument(op.name +
-                          ": this built-in op has no generic form; call its own function "
-                          "(ofl::" +
-                          op.name + ")");
+                          ": this built-in op has no generic form; call its own function (" +
+                          (op.name == "to" ? "Tensor::to" : "ofl::" + op.name) + ")");
   }
   if (static_cast<int>(inputs.size()) != op.num_inputs) {
     throw InvalidArgument(op.name + ": expects " + std::to_string(op.num_inputs) + " input" +
@@ -49,6 +164,9 @@ std::vector<Tensor> Dispatch(const ops::OpSchema& op, const std::vector<Tensor>&
     throw InvalidArgument(op.name +
                           ": an op without inputs cannot be called (its outputs' device comes "
                           "from the inputs)");
+  }
+  if (op.view || (op.sbp && inputs[0].defined() && inputs[0].is_global())) {
+    return {Dispatch(op, inputs[0], attrs)};
   }
   std::vector<TensorMeta> metas;
   metas.reserve(inputs.size());
@@ -61,16 +179,23 @@ std::vector<Tensor> Dispatch(const ops::OpSchema& op, const std::vector<Tensor>&
     }
     metas.push_back(TensorMeta{impl.shape(), impl.dtype()});
   }
+  if (op.compose) {
+    if (op.infer) (void)CheckedInfer(op, metas, attrs);
+    std::vector<Tensor> outputs;
+    {
+      NoGradGuard inner;  // one node for the whole op, whatever it is made of
+      vm::ComposedOpName named(name);
+      outputs = op.compose(inputs, attrs);
+    }
+    if (static_cast<int>(outputs.size()) != op.num_outputs) {
+      throw Error(op.name + ": internal: composed " + std::to_string(outputs.size()) +
+                  " outputs, the op has " + std::to_string(op.num_outputs));
+    }
+    autograd::Record(op, inputs, outputs, attrs);
+    return outputs;
+  }
   const Device device = inputs[0].impl()->device();
-  std::vector<TensorMeta> out_metas = op.infer(metas, attrs);
-  if (static_cast<int>(out_metas.size()) != op.num_outputs) {
-    throw InvalidArgument(op.name + ": its infer returned " + std::to_string(out_metas.size()) +
-                          " outputs, but the op has " + std::to_string(op.num_outputs));
-  }
-  for (const TensorMeta& m : out_metas) {
-    ops::CheckDType(name, m.dtype);
-    ops::CheckShape(name, "output shape", m.shape, element_size(m.dtype));
-  }
+  std::vector<TensorMeta> out_metas = CheckedInfer(op, metas, attrs);
   kernels::KernelFn fn = KernelFor(op, device.type());
   std::vector<Tensor> outputs;
   outputs.reserve(out_metas.size());

@@ -14,17 +14,6 @@ Tensor Wrap(const Tensor& shard, const Placement& p, const Sbp& s, const Shape& 
 // What a rank outside a placement holds.
 Tensor EmptyShard(DType dtype);
 
-// The global versions of the array ops (global_array_functors.cpp): the output SBP from
-// ops/sbp_rules.h, the local op on each shard with its physical arguments, boxing to broadcast
-// first where no SBP passes through.
-Tensor GlobalExpand(const Tensor& x, const std::vector<int64_t>& sizes);
-Tensor GlobalContiguous(const Tensor& x);
-Tensor GlobalRepeat(const Tensor& x, const std::vector<int64_t>& repeats);
-Tensor GlobalReshape(const Tensor& x, const std::vector<int64_t>& shape);
-Tensor GlobalExpandBackward(const Tensor& dy, const Shape& input_shape);
-Tensor GlobalRepeatBackward(const Tensor& dy, const Shape& input_shape,
-                            const std::vector<int64_t>& repeats);
-
 // This rank's physical shard of a global tensor as a local tensor (shares memory); t itself when
 // it is local.
 Tensor ShardOf(const Tensor& t);

@@ -137,7 +137,7 @@ Tensor operator-(const Tensor& a) { return mul(a, -1.0); }
 
 Tensor sum(const Tensor& x) {
   static const ops::OpSchema& op = ops::BuiltinOp("sum");
-  return Dispatch(op, {x}, {0})[0];
+  return Dispatch(op, x, {0});
 }
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
@@ -146,7 +146,7 @@ Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   attrs.reserve(dims.size() + 1);
   attrs.push_back(keepdim ? 1 : 0);
   attrs.insert(attrs.end(), dims.begin(), dims.end());  // no dims: every dim, as PyTorch
-  return Dispatch(op, {x}, attrs)[0];
+  return Dispatch(op, x, attrs);
 }
 
 Tensor Tensor::sum() const { return ofl::sum(*this); }

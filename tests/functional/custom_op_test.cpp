@@ -175,10 +175,12 @@ TEST(CustomOpTest, CallErrors) {
         call_op("axpy", {x, Tensor()}, {1});
       },
       {"axpy", "undefined"});
-  ExpectThrowWith<InvalidArgument>([&] { call_op("expand", {x}, {2}); },
-                                   {"expand", "no generic form"});
-  // Built-in ops with a generic form go through call_op too.
+  ExpectThrowWith<InvalidArgument>([&] { call_op("to", {x}); }, {"to", "no generic form"});
+  // The other built-in ops go through call_op too, views included.
   EXPECT_EQ(call_op("mul", {x, x})[0].to_vector<float>(), (std::vector<float>{1, 4}));
+  const Tensor e = call_op("expand", {x}, {3, 2})[0];
+  EXPECT_EQ(e.shape(), Shape({3, 2}));
+  EXPECT_EQ(e.to_vector<float>(), (std::vector<float>{1, 2, 1, 2, 1, 2}));
   ExpectRuntimeWorks();
 }
 

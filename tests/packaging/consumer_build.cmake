@@ -39,7 +39,7 @@ function(check_consumer_output out)
     "expand_backward (3,1): 4 8 12"
     "mydev:1 expand (2,3,2): 1 1 2 2 3 3 1 1 2 2 3 3"
     "mydev:1 back on cpu (1,3): 1 2 3"
-    "mydev:1 repeat: repeat: no kernel registered for device type mydev")
+    "mydev:1 repeat: repeat: no kernel registered for device type mydev. Register one with register_kernel(\"repeat\", \"mydev\", fn)")
   foreach(line IN LISTS expected)
     string(FIND "${out}" "${line}\n" pos)
     if(pos EQUAL -1)

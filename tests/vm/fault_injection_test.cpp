@@ -199,7 +199,7 @@ const char* OpName(Kind k) {
     case Kind::kFaultCopy:
       return "fault_test_copy";
     case Kind::kReshape:
-      return "contiguous";  // a reshape that cannot be a view copies through contiguous()
+      return "reshape";  // a reshape that cannot be a view copies (the copy is named for it)
     default:
       return "";
   }
