@@ -28,14 +28,13 @@ OpSchema MakeExpandBackwardOp() {
   OpSchema op;
   op.name = "expand_backward";
   op.kernel = "reduce_sum_to";
-  op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>& attrs) {
-    Shape input_shape = InputShape(in[0], attrs);
-    (void)InferExpandBackward(in[0].shape, input_shape);
-    return std::vector<TensorMeta>{{std::move(input_shape), in[0].dtype}};
+  op.infer1 = [](const TensorMeta& dy, const std::vector<int64_t>& attrs) {
+    Shape input_shape = InputShape(dy, attrs);
+    (void)InferExpandBackward(dy.shape, input_shape);
+    return TensorMeta{std::move(input_shape), dy.dtype};
   };
-  op.kernel_output_shape = [](const std::vector<TensorMeta>& in,
-                              const std::vector<int64_t>& attrs) {
-    return InferExpandBackward(in[0].shape, Shape(attrs));
+  op.kernel_output_shape = [](const TensorMeta& x, const std::vector<int64_t>& attrs) {
+    return InferExpandBackward(x.shape, Shape(attrs));
   };
   op.sbp = [](const GlobalCall& c) {
     return std::optional<Sbp>(InferExpandBackwardSbp(c.in_sbp, c.logical_in, c.logical_out));

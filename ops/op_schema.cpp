@@ -25,6 +25,12 @@ const OpSchema* RegisterOp(OpSchema schema) {
   // A view op copies (where its strides allow no view, or OFL_DISABLE_VIEW) with "copy".
   if (schema.kernel.empty()) schema.kernel = schema.view ? "copy" : schema.name;
   if (schema.backward_name.empty()) schema.backward_name = CamelCase(schema.name) + "Backward";
+  if (schema.infer1 && !schema.infer) {
+    schema.infer = [f = schema.infer1](const std::vector<TensorMeta>& in,
+                                       const std::vector<int64_t>& attrs) {
+      return std::vector<TensorMeta>{f(in[0], attrs)};
+    };
+  }
   schema.kernel_slots = std::make_shared<OpSchema::KernelSlots>();
   Registry& reg = GetRegistry();
   std::unique_lock lock(reg.mu);

@@ -85,6 +85,9 @@ struct OpSchema {
   // Checks the inputs and attrs and gives the outputs' shapes and dtypes (kernel and compose
   // forms; a view op's `view` does both).
   InferFn infer;
+  // The same for a single-input, single-output op, without the vectors: a built-in op that sets it
+  // runs its kernel form with no allocation beyond its output. RegisterOp makes `infer` from it.
+  std::function<TensorMeta(const TensorMeta& in, const std::vector<int64_t>& attrs)> infer1;
 
   // View form (single input and output, the output of the input's dtype).
   ViewFn view;
@@ -103,9 +106,10 @@ struct OpSchema {
   // The kernel sees every input expanded (stride 0) to outputs[0]'s shape: the broadcasting of the
   // elementwise ops.
   bool broadcast_inputs = false;
-  // When set, the kernel sees outputs[0] as this contiguous shape (same element count): a sum
-  // that drops its reduced dims is computed by "reduce_sum_to" into the keepdim shape.
-  std::function<Shape(const std::vector<TensorMeta>& inputs, const std::vector<int64_t>& attrs)>
+  // When set, the kernel sees outputs[0] as this contiguous shape (same element count), made from
+  // inputs[0]: a sum that drops its reduced dims is computed by "reduce_sum_to" into the keepdim
+  // shape.
+  std::function<Shape(const TensorMeta& in0, const std::vector<int64_t>& attrs)>
       kernel_output_shape;
   // Which inputs and outputs the backward reads (bit i: input / output i). Only these are kept
   // alive by the graph, and their versions checked before the backward runs.

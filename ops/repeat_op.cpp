@@ -14,9 +14,8 @@ namespace {
 OpSchema MakeRepeatOp() {
   OpSchema op;
   op.name = "repeat";
-  op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>& repeats) {
-    return std::vector<TensorMeta>{
-        {InferRepeat(in[0].shape, repeats, element_size(in[0].dtype)), in[0].dtype}};
+  op.infer1 = [](const TensorMeta& x, const std::vector<int64_t>& repeats) {
+    return TensorMeta{InferRepeat(x.shape, repeats, element_size(x.dtype)), x.dtype};
   };
   op.sbp = [](const GlobalCall& c) { return InferRepeatSbp(c.logical_in, c.in_sbp, c.attrs); };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {

@@ -51,23 +51,21 @@ OpSchema MakeSumOp() {
   OpSchema op;
   op.name = "sum";
   op.kernel = "reduce_sum_to";
-  op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>& attrs) {
-    const TensorMeta& x = in[0];
+  op.infer1 = [](const TensorMeta& x, const std::vector<int64_t>& attrs) {
     CheckDType("sum", x.dtype);
     if (x.dtype == DType::kBool) {
       throw InvalidArgument("sum: dtype bool is not supported");
     }
     const std::vector<bool> summed = SummedDims(x.shape.ndim(), attrs);
-    if (attrs[0] == 1) return std::vector<TensorMeta>{{KeepdimShape(x.shape, summed), x.dtype}};
+    if (attrs[0] == 1) return TensorMeta{KeepdimShape(x.shape, summed), x.dtype};
     std::vector<int64_t> out;
     for (int i = 0; i < x.shape.ndim(); ++i) {
       if (!summed[i]) out.push_back(x.shape[i]);
     }
-    return std::vector<TensorMeta>{{Shape(out), x.dtype}};
+    return TensorMeta{Shape(out), x.dtype};
   };
-  op.kernel_output_shape = [](const std::vector<TensorMeta>& in,
-                              const std::vector<int64_t>& attrs) {
-    return KeepdimShape(in[0].shape, SummedDims(in[0].shape.ndim(), attrs));
+  op.kernel_output_shape = [](const TensorMeta& x, const std::vector<int64_t>& attrs) {
+    return KeepdimShape(x.shape, SummedDims(x.shape.ndim(), attrs));
   };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     const Shape& in = ctx.input_info[0].shape;

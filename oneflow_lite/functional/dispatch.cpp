@@ -49,6 +49,12 @@ int64_t SaturatingOffset(int64_t offset, int64_t delta) {
   return out;
 }
 
+Tensor Recorded(const ops::OpSchema& op, const Tensor& x, Tensor out,
+                const std::vector<int64_t>& attrs) {
+  if (autograd::ShouldRecord(x)) autograd::Record(op, x, out, attrs);
+  return out;
+}
+
 bool Unchanged(const ops::ViewGeometry& g, const TensorImpl& x) {
   return g.offset_delta == 0 && g.shape == x.shape() && g.stride == x.stride();
 }
@@ -71,6 +77,7 @@ Tensor DispatchView(const ops::OpSchema& op, const Tensor& x, const std::vector<
   if (!g) {
     // These strides allow no view: view a contiguous copy instead.
     Tensor c = CopyOf(op, impl, impl.shape(), impl.stride(), impl.offset());
+    if (op.unchanged_returns_input) return Recorded(op, x, std::move(c), attrs);  // contiguous
     const TensorImpl& ci = *c.impl();
     g = op.view(ci.shape(), ci.stride(), ci.dtype(), attrs);
     if (!g) throw Error(op.name + ": internal: no view of a contiguous tensor");
@@ -85,8 +92,30 @@ Tensor DispatchView(const ops::OpSchema& op, const Tensor& x, const std::vector<
     out = MakeView(x, g->shape, std::move(g->stride),
                    SaturatingOffset(impl.offset(), g->offset_delta));
   }
-  if (autograd::ShouldRecord(x)) autograd::Record(op, x, out, attrs);
-  return out;
+  return Recorded(op, x, std::move(out), attrs);
+}
+
+// A single-input, single-output kernel op (infer1): no vector on the way.
+Tensor DispatchKernel1(const ops::OpSchema& op, const Tensor& x,
+                       const std::vector<int64_t>& attrs) {
+  const char* name = op.name.c_str();
+  const TensorImpl& impl = ImplOf(name, x);
+  const TensorMeta in{impl.shape(), impl.dtype()};
+  const TensorMeta m = op.infer1(in, attrs);
+  ops::CheckDType(name, m.dtype);
+  ops::CheckShape(name, "output shape", m.shape, element_size(m.dtype));
+  kernels::KernelFn fn = KernelFor(op, impl.device().type());
+  Tensor out = NewTensor(m.shape, m.dtype, impl.device());
+  const TensorImpl& o = *out.impl();
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    if (op.kernel_output_shape) {
+      const Shape s = op.kernel_output_shape(in, attrs);
+      b->OpCall(op.name, fn, {impl.arg()}, {o.arg(s, RowMajorStrides(s), 0)}, attrs);
+    } else {
+      b->OpCall(op.name, fn, {impl.arg()}, {o.arg()}, attrs);
+    }
+  });
+  return Recorded(op, x, std::move(out), attrs);
 }
 
 std::vector<TensorMeta> CheckedInfer(const ops::OpSchema& op, const std::vector<TensorMeta>& in,
@@ -139,6 +168,7 @@ Tensor DispatchGlobal(const ops::OpSchema& op, const Tensor& x, const std::vecto
 Tensor Dispatch(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs) {
   if (op.sbp && x.defined() && x.is_global()) return DispatchGlobal(op, x, attrs);
   if (op.view) return DispatchView(op, x, attrs);
+  if (op.infer1 && !op.compose) return DispatchKernel1(op, x, attrs);
   std::vector<Tensor> out = Dispatch(op, std::vector<Tensor>{x}, attrs);
   if (out.size() != 1) {
     throw Error(op.name + ": internal: called for one output, the op has " +
@@ -217,7 +247,7 @@ std::vector<Tensor> Dispatch(const ops::OpSchema& op, const std::vector<Tensor>&
   for (size_t i = 0; i < outputs.size(); ++i) {
     const TensorImpl& impl = *outputs[i].impl();
     if (i == 0 && op.kernel_output_shape) {
-      const Shape s = op.kernel_output_shape(metas, attrs);
+      const Shape s = op.kernel_output_shape(metas[0], attrs);
       out_args.push_back(impl.arg(s, RowMajorStrides(s), 0));
     } else {
       out_args.push_back(impl.arg());
