@@ -1,4 +1,6 @@
 #include <atomic>
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <set>
@@ -40,32 +42,48 @@ void RegisterKernel(const std::string& op, DeviceType device_type, KernelFn fn) 
   generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
-// The built-in kernel functions, for IsBuiltinKernel: appended once each under the registry's lock,
-// read without it (a slot is published by the release store of the count).
-constexpr int kMaxBuiltins = 256;
-std::atomic<KernelFn> builtin_fns[kMaxBuiltins];
-std::atomic<int> builtin_count{0};
+namespace {
+// The built-in kernel functions, for IsBuiltinKernel (asked once per op call on the direct path):
+// an open-addressing set of function pointers, inserted under the registry's lock and read
+// without it (a slot is written once, by a release store, and never cleared). At most half full,
+// so a lookup probes a slot or two.
+constexpr size_t kBuiltinSlots = 512;
+constexpr int kMaxBuiltins = static_cast<int>(kBuiltinSlots / 2);
+std::atomic<KernelFn> builtin_fns[kBuiltinSlots];
+int builtin_count = 0;  // under the registry's lock
+
+size_t BuiltinSlot(KernelFn fn) {
+  uint64_t h = reinterpret_cast<uintptr_t>(fn);
+  h ^= h >> 17;
+  h *= 0x9E3779B97F4A7C15ull;
+  return static_cast<size_t>(h >> 40) & (kBuiltinSlots - 1);
+}
+}  // namespace
 
 void RegisterBuiltinKernel(const std::string& op, DeviceType device_type, KernelFn fn) {
   Registry& reg = RawRegistry();
   std::unique_lock lock(reg.mu);
   reg.kernels.emplace(std::make_pair(op, device_type), fn);  // a program's own kernel stays
   generation.fetch_add(1, std::memory_order_acq_rel);
-  const int n = builtin_count.load(std::memory_order_relaxed);
-  for (int i = 0; i < n; ++i) {
-    if (builtin_fns[i].load(std::memory_order_relaxed) == fn) return;
+  if (builtin_count == kMaxBuiltins) return;  // not known as built-in: runs the general way
+  for (size_t i = BuiltinSlot(fn);; i = (i + 1) & (kBuiltinSlots - 1)) {
+    KernelFn cur = builtin_fns[i].load(std::memory_order_relaxed);
+    if (cur == fn) return;
+    if (cur == nullptr) {
+      builtin_fns[i].store(fn, std::memory_order_release);
+      ++builtin_count;
+      return;
+    }
   }
-  if (n == kMaxBuiltins) return;  // not known as built-in: only ever runs the general way
-  builtin_fns[n].store(fn, std::memory_order_relaxed);
-  builtin_count.store(n + 1, std::memory_order_release);
 }
 
 bool IsBuiltinKernel(KernelFn fn) {
-  const int n = builtin_count.load(std::memory_order_acquire);
-  for (int i = 0; i < n; ++i) {
-    if (builtin_fns[i].load(std::memory_order_relaxed) == fn) return true;
+  if (fn == nullptr) return false;
+  for (size_t i = BuiltinSlot(fn);; i = (i + 1) & (kBuiltinSlots - 1)) {
+    KernelFn cur = builtin_fns[i].load(std::memory_order_acquire);
+    if (cur == fn) return true;
+    if (cur == nullptr) return false;
   }
-  return false;
 }
 
 void DeclareOp(const std::string& op) {
