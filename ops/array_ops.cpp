@@ -1,5 +1,6 @@
 #include "ops/array_ops.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -170,6 +171,8 @@ Shape InferReshape(const Shape& in, const std::vector<int64_t>& shape) {
   }
   int64_t infer = -1;
   int64_t known = 1;
+  // A 0 anywhere makes the product 0, however large the other sizes (an empty tensor's view).
+  const bool has_zero = std::find(shape.begin(), shape.end(), 0) != shape.end();
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       if (infer >= 0) {
@@ -179,6 +182,8 @@ Shape InferReshape(const Shape& in, const std::vector<int64_t>& shape) {
     } else if (shape[i] < -1) {
       Fail("reshape: invalid size " + std::to_string(shape[i]) + " at dim " + std::to_string(i) +
            " in shape " + Str(shape));
+    } else if (has_zero) {
+      known = 0;
     } else if (__builtin_mul_overflow(known, shape[i], &known)) {
       Fail("reshape: shape " + Str(shape) + " has more elements than int64 can count");
     }

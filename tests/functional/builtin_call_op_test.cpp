@@ -3,6 +3,8 @@
 // the errors their attrs can carry when they come through call_op rather than the C++ API.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,16 @@ TEST(BuiltinCallOpTest, RepeatBackwardIsComposedAndNamedForItself) {
   const Tensor dx = call_op("repeat_backward", {dy}, {1, 3, 1, 2})[0];
   EXPECT_EQ(dx.shape(), Shape({3}));
   EXPECT_EQ(dx.to_vector<float>(), (std::vector<float>{5, 7, 9}));
+}
+
+TEST(BuiltinCallOpTest, RepeatBackwardOfAnEmptyGradientWithAHugeDim) {
+  // Found by program_fuzz: the composed form views dy as (max, 1, 6, 0, 0), whose sizes overflow
+  // int64 when multiplied before the 0 is reached.
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const Tensor dy = ofl::empty(Shape({kMax, 1, 6, 0}), DType::kFloat32, TestDevice());
+  const Tensor dx = ofl::repeat_backward(dy, Shape({kMax, 1, 6, 0}), {1, 1, 1, 0});
+  EXPECT_EQ(dx.shape(), Shape({kMax, 1, 6, 0}));
+  EXPECT_TRUE(dx.to_vector<float>().empty());
 }
 
 TEST(BuiltinCallOpTest, BadAttrsNameTheOpAndTheValues) {

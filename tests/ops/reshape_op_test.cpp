@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -26,6 +27,14 @@ TEST(InferReshapeTest, ExplicitShapes) {
   EXPECT_EQ(Reshape({1, 1}, {}), (V{}));
   EXPECT_EQ(Reshape({0, 3}, {3, 0}), (V{3, 0}));
   EXPECT_EQ(Reshape({0, 3}, {0}), (V{0}));
+}
+
+TEST(InferReshapeTest, AnEmptyShapeMayHoldSizesWhoseProductOverflowsBeforeTheZero) {
+  // (max, 1, 6, 0): 0 elements, though max * 6 does not fit in int64 (found by program_fuzz in
+  // repeat_backward, which views such a gradient as (max, 1, 6, 0, 0)).
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(Reshape({kMax, 1, 6, 0}, {kMax, 1, 6, 0, 0}), (V{kMax, 1, 6, 0, 0}));
+  EXPECT_EQ(Reshape({0}, {kMax, 6, 0}), (V{kMax, 6, 0}));
 }
 
 TEST(InferReshapeTest, InfersMinusOne) {
