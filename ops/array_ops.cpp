@@ -73,6 +73,13 @@ void CheckDType(const char* op, DType dtype) {
   }
 }
 
+void CheckGradientDType(const char* op, DType dtype) {
+  CheckDType(op, dtype);
+  if (dtype == DType::kBool) {
+    Fail(std::string(op) + ": dtype bool is not supported (gradients are summed); got a bool dy");
+  }
+}
+
 int64_t CheckShape(const char* op, const char* arg, const Shape& shape, size_t element_size) {
   return CheckDims(op, arg, shape.data(), static_cast<size_t>(shape.ndim()), element_size);
 }

@@ -68,5 +68,8 @@ int64_t SaturatingMul(int64_t a, int64_t b);
 // Throws InvalidArgument naming the op when `dtype` is not one of the DType enumerators (a value
 // cast from an integer).
 void CheckDType(const char* op, DType dtype);
+// CheckDType, and InvalidArgument for bool: the ops that sum a gradient dy (expand_backward,
+// repeat_backward).
+void CheckGradientDType(const char* op, DType dtype);
 
 }  // namespace ofl::ops

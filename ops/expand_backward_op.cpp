@@ -15,11 +15,7 @@
 namespace ofl::ops {
 namespace {
 Shape InputShape(const TensorMeta& dy, const std::vector<int64_t>& attrs) {
-  CheckDType("expand_backward", dy.dtype);
-  if (dy.dtype == DType::kBool) {
-    throw InvalidArgument(
-        "expand_backward: dtype bool is not supported (gradients are summed); got a bool dy");
-  }
+  CheckGradientDType("expand_backward", dy.dtype);
   CheckShape("expand_backward", "input_shape", attrs, element_size(dy.dtype));
   return Shape(attrs);
 }

@@ -86,7 +86,8 @@ struct OpSchema {
   // forms; a view op's `view` does both).
   InferFn infer;
   // The same for a single-input, single-output op, without the vectors: a built-in op that sets it
-  // runs its kernel form with no allocation beyond its output. RegisterOp makes `infer` from it.
+  // runs its kernel form with no allocation beyond its output; it must check the output shape
+  // (the call trusts it). RegisterOp makes `infer` from it.
   std::function<TensorMeta(const TensorMeta& in, const std::vector<int64_t>& attrs)> infer1;
 
   // View form (single input and output, the output of the input's dtype).

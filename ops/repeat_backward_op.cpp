@@ -17,6 +17,15 @@
 #include "ops/sbp_rules.h"
 
 namespace ofl::ops {
+
+std::vector<int64_t> RepeatBackwardAttrs(const Shape& input_shape,
+                                         const std::vector<int64_t>& repeats) {
+  std::vector<int64_t> attrs{input_shape.ndim()};
+  attrs.insert(attrs.end(), input_shape.begin(), input_shape.end());
+  attrs.insert(attrs.end(), repeats.begin(), repeats.end());
+  return attrs;
+}
+
 namespace {
 
 struct Args {
@@ -38,13 +47,6 @@ Args Decode(const std::vector<int64_t>& attrs) {
   }
   return Args{Shape(shape),
               std::vector<int64_t>(attrs.begin() + 1 + static_cast<ptrdiff_t>(k), attrs.end())};
-}
-
-std::vector<int64_t> Encode(const Shape& input_shape, const std::vector<int64_t>& repeats) {
-  std::vector<int64_t> attrs{input_shape.ndim()};
-  attrs.insert(attrs.end(), input_shape.begin(), input_shape.end());
-  attrs.insert(attrs.end(), repeats.begin(), repeats.end());
-  return attrs;
 }
 
 Tensor ReduceTo(const Tensor& x, const std::vector<int64_t>& target, DType dtype) {
@@ -110,11 +112,7 @@ OpSchema MakeRepeatBackwardOp() {
   op.name = "repeat_backward";
   op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>& attrs) {
     const TensorMeta& dy = in[0];
-    CheckDType("repeat_backward", dy.dtype);
-    if (dy.dtype == DType::kBool) {
-      throw InvalidArgument(
-          "repeat_backward: dtype bool is not supported (gradients are summed); got a bool dy");
-    }
+    CheckGradientDType("repeat_backward", dy.dtype);
     Args a = Decode(attrs);
     CheckRepeatBackward(dy.shape, a.input_shape, a.repeats);
     return std::vector<TensorMeta>{{std::move(a.input_shape), dy.dtype}};
@@ -127,8 +125,8 @@ OpSchema MakeRepeatBackwardOp() {
   op.local_attrs = [](const GlobalCall& c, const Sbp&, const Shape& physical_in,
                       const Shape& physical_out) {
     const Args a = Decode(c.attrs);
-    return Encode(physical_out,
-                  PhysicalRepeatBackwardRepeats(c.in_sbp, a.input_shape, a.repeats, physical_in));
+    return RepeatBackwardAttrs(physical_out, PhysicalRepeatBackwardRepeats(c.in_sbp, a.input_shape,
+                                                                           a.repeats, physical_in));
   };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     return std::vector<Tensor>{g[0].repeat(Decode(ctx.attrs).repeats)};
@@ -138,12 +136,4 @@ OpSchema MakeRepeatBackwardOp() {
 OFL_REGISTER_OP(MakeRepeatBackwardOp);
 
 }  // namespace
-}  // namespace ofl::ops
-
-namespace ofl::ops {
-// For functional.h's repeat_backward: the attrs of a call.
-std::vector<int64_t> RepeatBackwardAttrs(const Shape& input_shape,
-                                         const std::vector<int64_t>& repeats) {
-  return Encode(input_shape, repeats);
-}
 }  // namespace ofl::ops
