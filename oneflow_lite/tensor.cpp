@@ -73,6 +73,8 @@ Tensor Tensor::contiguous() const { return ofl::contiguous(*this); }
 Tensor Tensor::expand(const std::vector<int64_t>& sizes) const { return ofl::expand(*this, sizes); }
 Tensor Tensor::repeat(const std::vector<int64_t>& r) const { return ofl::repeat(*this, r); }
 Tensor Tensor::reshape(const std::vector<int64_t>& s) const { return ofl::reshape(*this, s); }
+Tensor Tensor::view(const std::vector<int64_t>& s) const { return ofl::view(*this, s); }
+Tensor Tensor::clone() const { return ofl::clone(*this); }
 Tensor Tensor::permute(const std::vector<int64_t>& d) const { return ofl::permute(*this, d); }
 Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
   return ofl::narrow(*this, dim, start, length);

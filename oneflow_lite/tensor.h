@@ -49,6 +49,8 @@ class Tensor {
   Tensor expand(const std::vector<int64_t>& sizes) const;
   Tensor repeat(const std::vector<int64_t>& repeats) const;
   Tensor reshape(const std::vector<int64_t>& shape) const;
+  Tensor view(const std::vector<int64_t>& shape) const;
+  Tensor clone() const;
   Tensor permute(const std::vector<int64_t>& dims) const;
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   // The sum of every element (a 0-dim tensor), or over `dims` (negative dims wrap; no duplicates),

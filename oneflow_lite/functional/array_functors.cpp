@@ -32,6 +32,26 @@ Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
   return Dispatch(op, x, shape);
 }
 
+Tensor view(const Tensor& x, const std::vector<int64_t>& shape) {
+  static const ops::OpSchema& op = ops::BuiltinOp("reshape");
+  // A global tensor's view is checked on its shards by reshape's own rule (it boxes instead).
+  if (x.defined() && !x.is_global()) {
+    const Shape out = ops::InferReshape(x.shape(), shape);  // reshape's own shape errors
+    if (!ops::ReshapeStrides(x.shape(), Strides(x.stride()), out)) {
+      throw InvalidArgument("view: shape " + out.str() +
+                            " is not compatible with the input's shape " + x.shape().str() +
+                            " and strides " + Strides(x.stride()).str() +
+                            " (no view of the same storage has it); use reshape, which copies");
+    }
+  }
+  return Dispatch(op, x, shape);
+}
+
+Tensor clone(const Tensor& x) {
+  static const ops::OpSchema& op = ops::BuiltinOp("clone");
+  return Dispatch(op, x, {});
+}
+
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
   static const ops::OpSchema& op = ops::BuiltinOp("permute");
   return Dispatch(op, x, dims);

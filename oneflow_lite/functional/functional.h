@@ -26,9 +26,12 @@ Tensor tensor(const std::vector<T>& data, const Shape& shape,
 Tensor expand(const Tensor& x, const std::vector<int64_t>& sizes);
 Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);
 Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape);  // one -1 allowed
+// reshape that never copies: InvalidArgument where x's strides allow no view of the new shape.
+Tensor view(const Tensor& x, const std::vector<int64_t>& shape);
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
 Tensor contiguous(const Tensor& x);
+Tensor clone(const Tensor& x);  // always a new row-major copy; gradient g
 // Elementwise, with PyTorch's broadcasting: the operands are expanded (stride 0, no copy) to their
 // common shape. Both operands have the same dtype (no promotion; InvalidArgument naming both) and
 // device; bool is refused, and so is div of integer tensors. A scalar takes the tensor's dtype.
