@@ -2,8 +2,9 @@
 # One entry point for setting up, building and running oneflow_lite on a fresh Debian machine.
 #   bash tools/ofl.sh demo    install what is missing, build, run the VM trace tool's demo
 #   bash tools/ofl.sh test    install what is missing, build, run every test through CTest, then the
-#                             VM, pool and API suites under ASan+UBSan and under TSan, then the short
-#                             fuzz runs (OFL_QUICK=1: only the normal build and CTest)
+#                             Python package's pytest suite in a virtual environment (pip install .),
+#                             then the VM, pool and API suites under ASan+UBSan and under TSan, then
+#                             the short fuzz runs (OFL_QUICK=1: only the normal build and CTest)
 #   bash tools/ofl.sh bench   install what is missing (plus libtorch-dev), build and run benchmarks
 set -euo pipefail
 
@@ -19,8 +20,12 @@ fuzz_seconds="${OFL_FUZZ_SECONDS:-60}"
 packages=(g++ cmake ninja-build ccache pkg-config libtbb-dev libspdlog-dev libfmt-dev libmimalloc-dev nlohmann-json3-dev libcli11-dev libgtest-dev openmpi-bin libopenmpi-dev)
 case "$cmd" in
   bench) packages+=(libbenchmark-dev libtorch-dev) ;;
-  # clang and its runtime libraries (libFuzzer) for the fuzz stage.
-  test) [ "$quick" = 1 ] || packages+=(clang libclang-rt-14-dev) ;;
+  # The Python package's virtual environment and headers; clang and its runtime libraries
+  # (libFuzzer) for the fuzz stage.
+  test)
+    packages+=(python3-venv python3-dev)
+    [ "$quick" = 1 ] || packages+=(clang libclang-rt-14-dev)
+    ;;
 esac
 
 install_missing() {
@@ -78,6 +83,23 @@ normal_stage() {
   ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 600
 }
 
+# The Python package: a virtual environment of its own, `pip install .[test]` (the build tools at
+# the versions pyproject.toml pins, the library and extension built by CMake into build-python/),
+# then the pytest suite, then its global tests under mpiexec with 2 and 4 ranks.
+python_stage() {
+  local venv="$build_dir-venv" python="${OFL_PYTHON:-python3}"
+  [ -x "$venv/bin/python" ] || "$python" -m venv "$venv" || return
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "$root[test]" || return
+  # From the tests' folder, so `import oneflow_lite` is the installed package, not the source.
+  (cd "$root/tests/python" && "$venv/bin/python" -m pytest -q -p no:cacheprovider) || return
+  local n
+  for n in 2 4; do
+    echo "== pytest tests/python/global under mpiexec -n $n"
+    (cd "$root/tests/python" && timeout 600 mpiexec --allow-run-as-root --oversubscribe -n "$n" \
+      "$venv/bin/python" -m pytest -q -p no:cacheprovider global_tensors) || return
+  done
+}
+
 # The VM, pool (caching allocator) and API suites under sanitizers: KIND is asan (ASan+UBSan) or
 # tsan. Optimised -O1 with debug info, asserts on; the library, those suites and the kernels suite
 # (for the simulated accelerator's own tests).
@@ -117,6 +139,7 @@ case "$cmd" in
     install_missing "${packages[@]}"
     total_start=$SECONDS
     stage build+ctest normal_stage
+    stage python python_stage
     if [ "$quick" != 1 ]; then
       stage asan sanitizer_stage asan
       stage tsan sanitizer_stage tsan

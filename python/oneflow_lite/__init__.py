@@ -1,0 +1,72 @@
+"""oneflow_lite: an eager deep-learning runtime with a virtual-machine instruction scheduler.
+
+PyTorch's semantics, OneFlow's names where they differ:
+
+    import oneflow_lite as ofl
+    x = ofl.tensor([[1.0], [2.0]], device="sim:0", requires_grad=True)
+    y = x.expand(2, 3).sum()
+    y.backward()
+    x.grad.numpy()  # array([[3.], [3.]], dtype=float32)
+"""
+
+from . import _C
+from ._C import (
+    Error,
+    InvalidArgument,
+    OutOfMemory,
+    DeviceError,
+    Tensor,
+    dtype,
+    device,
+    placement,
+    bool,
+    uint8,
+    int8,
+    int16,
+    int32,
+    int64,
+    float16,
+    bfloat16,
+    float32,
+    float64,
+    empty,
+    zeros,
+    ones,
+    full,
+    sync,
+    shutdown,
+    memory_stats,
+    reset_peak_memory_stats,
+    empty_cache,
+    set_memory_limit,
+    device_count,
+    is_grad_enabled,
+    init_distributed,
+    rank,
+    world_size,
+)
+from . import _tensor  # adds the Python-written Tensor methods
+from ._creation import tensor, from_numpy
+from ._functions import (
+    expand,
+    repeat,
+    reshape,
+    permute,
+    sum,
+    add,
+    sub,
+    mul,
+    div,
+    memory_snapshot,
+)
+from .autograd import no_grad
+from . import autograd, sbp, trace
+
+# OneFlow's (and PyTorch's) aliases.
+float = float32
+double = float64
+half = float16
+int = int32
+long = int64
+
+__version__ = "0.1.0"

@@ -1,0 +1,107 @@
+"""ofl.tensor, ofl.from_numpy and ofl.from_dlpack: tensors from Python data, numpy arrays and
+DLPack producers."""
+
+import builtins
+
+import numpy as np
+
+from . import _C
+from ._dtypes import TO_NUMPY, from_numpy_dtype, float32_to_bfloat16_bits
+
+
+def _infer_list_dtype(data):
+    """PyTorch's rule for Python data: all bools -> bool, any float -> float32, else int64."""
+    kinds = set()
+
+    def walk(x):
+        if isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v)
+        elif isinstance(x, builtins.bool) or isinstance(x, np.bool_):
+            kinds.add("b")
+        elif isinstance(x, (builtins.int, np.integer)):
+            kinds.add("i")
+        elif isinstance(x, (builtins.float, np.floating)):
+            kinds.add("f")
+        elif isinstance(x, _C.Tensor):
+            kinds.add("f" if x.dtype.is_floating_point else ("b" if x.dtype is _C.bool else "i"))
+        else:
+            raise TypeError(
+                f"tensor(): argument 'data' holds a {type(x).__name__} ({x!r}); expected "
+                "numbers, bools and nested lists or tuples of them"
+            )
+
+    walk(data)
+    if "f" in kinds:
+        return _C.float32
+    if "i" in kinds:
+        return _C.int64
+    if "b" in kinds:
+        return _C.bool
+    return _C.float32  # an empty list
+
+
+def _check_dtype_arg(dtype, fn):
+    if dtype is not None and not isinstance(dtype, _C.dtype):
+        raise TypeError(
+            f"{fn}(): argument 'dtype' must be an oneflow_lite dtype (ofl.float32, ...), "
+            f"not {type(dtype).__name__}"
+        )
+
+
+def _from_array(a, dtype, device, fn):
+    """A copy of numpy array `a` (any strides) as a tensor of `dtype` (a's own when None)."""
+    if a.dtype.hasobject or a.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{fn}(): argument 'data' is a numpy array of dtype {a.dtype}; expected bool, "
+            "integer or floating-point values"
+        )
+    if dtype is None:
+        dtype = from_numpy_dtype(a.dtype, fn, "data")
+    if dtype is _C.bfloat16:
+        a = float32_to_bfloat16_bits(a.astype(np.float32, copy=False))
+    else:
+        a = np.asarray(a, dtype=TO_NUMPY[dtype])  # (ascontiguousarray would make 0-dim 1-dim)
+        if not a.flags.c_contiguous:
+            a = a.copy(order="C")
+    return _C._from_buffer(a, dtype, device)
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of `data`: nested lists or tuples, a Python number, a numpy
+    array (any dtype oneflow_lite has, any strides) or a Tensor."""
+    _check_dtype_arg(dtype, "tensor")
+    if isinstance(data, _C.Tensor):
+        t = data.detach().clone()
+        if dtype is not None and dtype is not t.dtype:
+            t = _from_array(t.numpy(), dtype, device, "tensor")
+        elif device is not None:
+            t = t.to(device)
+    elif isinstance(data, np.ndarray):
+        t = _from_array(data, dtype, device, "tensor")
+    elif isinstance(data, (list, tuple, builtins.int, builtins.float, builtins.bool, np.generic)):
+        if dtype is None:
+            dtype = _infer_list_dtype(data)
+        if isinstance(data, (list, tuple)) and any(isinstance(x, _C.Tensor) for x in data):
+            data = [x.numpy() if isinstance(x, _C.Tensor) else x for x in data]
+        np_dtype = np.float32 if dtype is _C.bfloat16 else TO_NUMPY[dtype]
+        try:
+            a = np.array(data, dtype=np_dtype)
+        except (ValueError, TypeError, OverflowError) as e:
+            raise _C.InvalidArgument(f"tensor: data cannot be made a {dtype} array: {e}") from None
+        t = _from_array(a, dtype, device, "tensor")
+    else:
+        raise TypeError(
+            "tensor(): argument 'data' must be a list, tuple, number, numpy array or Tensor, "
+            f"not {type(data).__name__}"
+        )
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def from_numpy(a):
+    """A tensor holding a copy of numpy array `a` (any strides): `a` may change afterwards."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"from_numpy(): argument 'a' must be a numpy.ndarray, not {type(a).__name__}")
+    return _from_array(a, None, None, "from_numpy")

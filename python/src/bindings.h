@@ -1,0 +1,50 @@
+// The pieces of the nanobind extension oneflow_lite._C that its files share: the dtype objects,
+// argument parsing with errors that name the function and the argument, and the Bind* functions
+// each file defines. The extension includes the public C++ API only.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "oneflow_lite/oneflow_lite.h"
+
+namespace ofl::python {
+
+namespace nb = nanobind;
+
+// A Python dtype object (ofl.float32, ...): one per DType, made at import and never freed, so
+// `t.dtype is ofl.float32` holds.
+struct PyDType {
+  DType value;
+  const char* name;  // "float32"
+};
+PyDType* DTypeObject(DType d);
+
+// A Python int (or an object with __index__, as numpy's ints) as int64; a TypeError naming
+// `fn` and `arg` for anything else (float, str, bool included).
+int64_t ArgInt(nb::handle h, const char* fn, const char* arg);
+// Sizes given as *ints or as one sequence of ints: x.expand(2, 3) and x.expand((2, 3)).
+std::vector<int64_t> ArgInts(nb::handle args_tuple, const char* fn, const char* arg);
+// One sequence of ints (a tuple or list).
+std::vector<int64_t> ArgIntSequence(nb::handle seq, const char* fn, const char* arg);
+// A device: an ofl.device or a string ("sim:0"); None gives cpu.
+Device ArgDevice(nb::handle h, const char* fn);
+// A dtype object; None gives `fallback`.
+DType ArgDType(nb::handle h, const char* fn, DType fallback);
+// A Python number (int, float, bool, numpy scalar) as double; false for anything else.
+bool NumberAsDouble(nb::handle h, double* out);
+
+// A tensor, or None for an undefined one (grad of a leaf that has none, unused inputs).
+nb::object TensorOrNone(Tensor t);
+
+void BindErrors(nb::module_& m);
+void BindTypes(nb::module_& m);
+void BindTensor(nb::module_& m);
+void BindFunctions(nb::module_& m);
+void BindRuntime(nb::module_& m);
+void BindGlobal(nb::module_& m);
+
+}  // namespace ofl::python

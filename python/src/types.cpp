@@ -1,0 +1,220 @@
+// The extension's module, its error classes (the C++ exceptions as Python ones), the dtype and
+// device types, and the argument parsing every binding uses.
+#include <nanobind/stl/string.h>
+
+#include <Python.h>
+
+#include "python/src/bindings.h"
+
+namespace ofl::python {
+namespace {
+
+PyDType kDTypes[kNumDTypes] = {
+    {DType::kBool, "bool"},       {DType::kUInt8, "uint8"},       {DType::kInt8, "int8"},
+    {DType::kInt16, "int16"},     {DType::kInt32, "int32"},       {DType::kInt64, "int64"},
+    {DType::kFloat16, "float16"}, {DType::kBFloat16, "bfloat16"}, {DType::kFloat32, "float32"},
+    {DType::kFloat64, "float64"},
+};
+
+// The Python classes of the C++ errors, made at import and kept for the process's life.
+PyObject* error_cls = nullptr;
+PyObject* invalid_argument_cls = nullptr;
+PyObject* out_of_memory_cls = nullptr;
+PyObject* device_error_cls = nullptr;
+
+PyObject* NewError(nb::module_& m, const char* name, PyObject* bases, const char* doc) {
+  std::string qual = std::string("oneflow_lite.") + name;
+  PyObject* cls = PyErr_NewExceptionWithDoc(qual.c_str(), doc, bases, nullptr);
+  if (cls == nullptr) throw nb::python_error();
+  m.attr(name) = nb::handle(cls);
+  return cls;
+}
+
+std::string TypeName(nb::handle h) { return nb::type_name(h.type()).c_str(); }
+
+bool IsFloat(nb::handle h) { return PyFloat_Check(h.ptr()); }
+
+}  // namespace
+
+PyDType* DTypeObject(DType d) { return &kDTypes[static_cast<int>(d)]; }
+
+int64_t ArgInt(nb::handle h, const char* fn, const char* arg) {
+  if (PyLong_CheckExact(h.ptr())) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow == 0) return v;
+  } else if (!PyBool_Check(h.ptr()) && !IsFloat(h) && PyIndex_Check(h.ptr())) {
+    nb::object i = nb::steal(PyNumber_Index(h.ptr()));
+    if (!i.is_valid()) throw nb::python_error();
+    return ArgInt(i, fn, arg);
+  } else {
+    throw nb::type_error(
+        (std::string(fn) + "(): argument '" + arg + "' must be an int, not " + TypeName(h))
+            .c_str());
+  }
+  throw nb::type_error((std::string(fn) + "(): argument '" + arg + "' is " + nb::repr(h).c_str() +
+                        ", which does not fit in int64")
+                           .c_str());
+}
+
+std::vector<int64_t> ArgIntSequence(nb::handle seq, const char* fn, const char* arg) {
+  if (!PyTuple_Check(seq.ptr()) && !PyList_Check(seq.ptr())) {
+    throw nb::type_error((std::string(fn) + "(): argument '" + arg +
+                          "' must be a tuple or list of ints, not " + TypeName(seq))
+                             .c_str());
+  }
+  nb::sequence s = nb::borrow<nb::sequence>(seq);
+  const size_t n = nb::len(s);
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) out[i] = ArgInt(s[i], fn, arg);
+  return out;
+}
+
+std::vector<int64_t> ArgInts(nb::handle args_tuple, const char* fn, const char* arg) {
+  PyObject* t = args_tuple.ptr();
+  const Py_ssize_t n = PyTuple_GET_SIZE(t);
+  if (n == 1) {
+    PyObject* only = PyTuple_GET_ITEM(t, 0);
+    if (PyTuple_Check(only) || PyList_Check(only)) return ArgIntSequence(only, fn, arg);
+  }
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) out[i] = ArgInt(PyTuple_GET_ITEM(t, i), fn, arg);
+  return out;
+}
+
+Device ArgDevice(nb::handle h, const char* fn) {
+  if (h.is_none()) return Device(DeviceType::kCPU, 0);
+  if (nb::isinstance<Device>(h)) return nb::cast<Device>(h);
+  if (PyUnicode_Check(h.ptr())) return Device(std::string_view(nb::cast<std::string>(h)));
+  throw nb::type_error((std::string(fn) +
+                        "(): argument 'device' must be an oneflow_lite.device or a str, not " +
+                        TypeName(h))
+                           .c_str());
+}
+
+DType ArgDType(nb::handle h, const char* fn, DType fallback) {
+  if (h.is_none()) return fallback;
+  if (nb::isinstance<PyDType>(h)) return nb::cast<PyDType*>(h)->value;
+  throw nb::type_error((std::string(fn) +
+                        "(): argument 'dtype' must be an oneflow_lite dtype (ofl.float32, ...), "
+                        "not " +
+                        TypeName(h))
+                           .c_str());
+}
+
+bool NumberAsDouble(nb::handle h, double* out) {
+  PyObject* o = h.ptr();
+  if (PyFloat_Check(o)) {
+    *out = PyFloat_AS_DOUBLE(o);
+    return true;
+  }
+  if (PyLong_Check(o)) {  // bool too
+    *out = PyLong_AsDouble(o);
+    if (*out == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    return true;
+  }
+  // numpy scalars and other real numbers, but not tensors, arrays or strings.
+  if (PyUnicode_Check(o) || PySequence_Check(o) || !PyNumber_Check(o)) return false;
+  if (Py_TYPE(o)->tp_as_number == nullptr || Py_TYPE(o)->tp_as_number->nb_float == nullptr)
+    return false;
+  *out = PyFloat_AsDouble(o);
+  if (*out == -1.0 && PyErr_Occurred()) throw nb::python_error();
+  return true;
+}
+
+nb::object TensorOrNone(Tensor t) {
+  if (!t.defined()) return nb::none();
+  return nb::cast(std::move(t));
+}
+
+void BindErrors(nb::module_& m) {
+  nb::object base = nb::steal(PyTuple_Pack(1, PyExc_RuntimeError));
+  error_cls = NewError(m, "Error", base.ptr(),
+                       "A oneflow_lite error (a RuntimeError); the message is the C++ one.");
+  base = nb::steal(PyTuple_Pack(2, error_cls, PyExc_ValueError));
+  invalid_argument_cls =
+      NewError(m, "InvalidArgument", base.ptr(), "A bad argument (also a ValueError).");
+  base = nb::steal(PyTuple_Pack(2, error_cls, PyExc_MemoryError));
+  out_of_memory_cls = NewError(m, "OutOfMemory", base.ptr(),
+                               "A device or pool out of memory (also a MemoryError).");
+  base = nb::steal(PyTuple_Pack(1, error_cls));
+  device_error_cls =
+      NewError(m, "DeviceError", base.ptr(), "A device that cannot be used or that failed.");
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const InvalidArgument& e) {
+      PyErr_SetString(invalid_argument_cls, e.what());
+    } catch (const OutOfMemory& e) {
+      PyErr_SetString(out_of_memory_cls, e.what());
+    } catch (const DeviceError& e) {
+      PyErr_SetString(device_error_cls, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(error_cls, e.what());
+    }
+  });
+}
+
+void BindTypes(nb::module_& m) {
+  nb::class_<PyDType>(m, "dtype")
+      .def_prop_ro("itemsize", [](const PyDType& d) { return element_size(d.value); })
+      .def_prop_ro("is_floating_point",
+                   [](const PyDType& d) {
+                     return d.value == DType::kFloat16 || d.value == DType::kBFloat16 ||
+                            d.value == DType::kFloat32 || d.value == DType::kFloat64;
+                   })
+      .def_prop_ro("name", [](const PyDType& d) { return d.name; })
+      .def("__repr__", [](const PyDType& d) { return std::string("oneflow_lite.") + d.name; })
+      .def("__reduce__", [](const PyDType& d) { return std::string(d.name); });
+  for (PyDType& d : kDTypes) m.attr(d.name) = nb::cast(&d, nb::rv_policy::reference);
+
+  nb::class_<Device>(m, "device")
+      .def(
+          "__init__",
+          [](Device* self, const std::string& spec) { new (self) Device(std::string_view(spec)); },
+          nb::arg("spec"))
+      .def(
+          "__init__",
+          [](Device* self, const std::string& type, int64_t index) {
+            DeviceType t;
+            if (!find_device_type(type, &t)) {
+              throw InvalidArgument("device: unknown device type '" + type + "'");
+            }
+            new (self) Device(t, static_cast<int>(index));
+          },
+          nb::arg("type"), nb::arg("index"))
+      .def_prop_ro("type", [](const Device& d) { return to_string(d.type()); })
+      .def_prop_ro("index", &Device::index)
+      .def("__str__", &Device::str)
+      .def("__repr__",
+           [](const Device& d) {
+             return "device(type='" + to_string(d.type()) +
+                    "', index=" + std::to_string(d.index()) + ")";
+           })
+      .def("__eq__",
+           [](const Device& d, nb::handle other) {
+             if (nb::isinstance<Device>(other)) return d == nb::cast<Device>(other);
+             if (PyUnicode_Check(other.ptr())) {
+               try {
+                 return d == Device(std::string_view(nb::cast<std::string>(other)));
+               } catch (const Error&) {
+                 return false;  // not a device name: not equal
+               }
+             }
+             return false;
+           })
+      .def("__hash__", [](const Device& d) { return nb::hash(nb::str(d.str().c_str())); });
+  nb::implicitly_convertible<std::string, Device>();
+}
+
+}  // namespace ofl::python
+
+NB_MODULE(_C, m) {
+  using namespace ofl::python;
+  BindErrors(m);
+  BindTypes(m);
+  BindTensor(m);
+  BindFunctions(m);
+  BindRuntime(m);
+  BindGlobal(m);
+}

@@ -1,0 +1,82 @@
+"""Global tensors from Python, under 1 rank (the plain pytest run) and under mpiexec with 2 and
+4 ranks (tools/ofl.sh): every boxing pair between split(0), split(1), broadcast and partial_sum,
+to_local, the placement and sbp objects, and gradients refused with the C++ message on every
+rank alike."""
+
+import numpy as np
+import pytest
+
+import oneflow_lite as ofl
+
+ofl.init_distributed()
+N = ofl.world_size()
+R = ofl.rank()
+PLACEMENT = ofl.placement("cpu", ranks=list(range(N)))
+SBPS = [ofl.sbp.split(0), ofl.sbp.split(1), ofl.sbp.broadcast, ofl.sbp.partial_sum]
+
+
+def logical():
+    return np.arange(4 * N * 3, dtype=np.float32).reshape(4 * N, 3) + 1
+
+
+def make_global(sbp):
+    """A global tensor of logical() laid out as `sbp`: built from broadcast, so every rank holds
+    the same values before the layout."""
+    return ofl.tensor(logical()).to_global(placement=PLACEMENT, sbp=ofl.sbp.broadcast).to_global(
+        placement=PLACEMENT, sbp=sbp
+    )
+
+
+def test_rank_and_world():
+    assert 0 <= R < N
+
+
+def test_placement_and_sbp_objects():
+    assert PLACEMENT.type == "cpu" and PLACEMENT.ranks == list(range(N))
+    assert PLACEMENT == ofl.placement("cpu", ranks=list(range(N)))
+    assert repr(ofl.sbp.split(1)) == "oneflow_lite.sbp.split(dim=1)"
+    assert ofl.sbp.split(0) == ofl.sbp.split(0) and ofl.sbp.split(0) != ofl.sbp.broadcast
+    assert repr(ofl.sbp.broadcast) == "oneflow_lite.sbp.broadcast"
+
+
+@pytest.mark.parametrize("src", SBPS, ids=repr)
+@pytest.mark.parametrize("dst", SBPS, ids=repr)
+def test_boxing_pairs(src, dst):
+    t = make_global(src)
+    assert t.is_global and t.sbp == (src,) and t.placement == PLACEMENT
+    assert t.shape == (4 * N, 3)
+    u = t.to_global(placement=PLACEMENT, sbp=dst)
+    assert u.sbp == (dst,)
+    np.testing.assert_array_equal(u.numpy(), logical())
+    local = u.to_local()
+    assert not local.is_global
+    if dst == ofl.sbp.split(0):
+        np.testing.assert_array_equal(local.numpy(), logical()[4 * R : 4 * R + 4])
+    elif dst == ofl.sbp.broadcast:
+        np.testing.assert_array_equal(local.numpy(), logical())
+
+
+def test_ops_on_global_tensors():
+    t = make_global(ofl.sbp.split(0))
+    e = t.reshape(2 * N, 6).expand(2, 2 * N, 6)
+    np.testing.assert_array_equal(e.numpy(), np.broadcast_to(logical().reshape(2 * N, 6), (2, 2 * N, 6)))
+    r = t.repeat(1, 2)
+    np.testing.assert_array_equal(r.numpy(), np.tile(logical(), (1, 2)))
+
+
+def test_gradients_refused_on_every_rank():
+    t = make_global(ofl.sbp.broadcast)
+    with pytest.raises(ofl.InvalidArgument, match="requires_grad_"):
+        t.requires_grad_()
+    x = ofl.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(ofl.InvalidArgument, match="to_global"):
+        x.to_global(placement=PLACEMENT, sbp=ofl.sbp.broadcast)
+    # The ranks are still in step: a collective after the errors completes.
+    np.testing.assert_array_equal(make_global(ofl.sbp.split(0)).numpy(), logical())
+
+
+def test_bad_sbp_types():
+    with pytest.raises(TypeError, match="sbp"):
+        ofl.ones(2).to_global(placement=PLACEMENT, sbp="B")
+    with pytest.raises(TypeError, match="ranks"):
+        ofl.placement("cpu", ranks=0)

@@ -1,0 +1,118 @@
+"""Bad input from Python: the C++ errors as ofl.Error and its subclasses with the C++ message,
+wrong Python types as TypeErrors naming the argument, and the runtime still working after each."""
+
+import numpy as np
+import pytest
+
+import oneflow_lite as ofl
+
+
+def still_works(device="cpu"):
+    assert (ofl.ones(2, 3, device=device).expand(4, 2, 3).sum()).item() == 24.0
+
+
+def test_error_classes():
+    assert issubclass(ofl.Error, RuntimeError)
+    assert issubclass(ofl.InvalidArgument, ofl.Error) and issubclass(ofl.InvalidArgument, ValueError)
+    assert issubclass(ofl.OutOfMemory, ofl.Error) and issubclass(ofl.OutOfMemory, MemoryError)
+    assert issubclass(ofl.DeviceError, ofl.Error)
+
+
+@pytest.mark.parametrize(
+    "call,cls,pieces",
+    [
+        (lambda d: ofl.ones(2, 3, device=d).expand(3, 3), ofl.InvalidArgument, ["expand", "3"]),
+        (lambda d: ofl.ones(2, 3, device=d).repeat(2), ofl.InvalidArgument, ["repeat"]),
+        (lambda d: ofl.ones(2, 3, device=d).reshape(4, -1), ofl.InvalidArgument, ["reshape", "6"]),
+        (lambda d: ofl.ones(2, 3, device=d).permute(0, 0), ofl.InvalidArgument, ["permute"]),
+        (lambda d: ofl.ones(2, 3, device=d).narrow(1, 2, 5), ofl.InvalidArgument, ["narrow"]),
+        (lambda d: ofl.ones(2, 3, device=d).transpose(0, 5), ofl.InvalidArgument, ["transpose", "5"]),
+        (lambda d: ofl.ones(2, 3, device=d).sum(4), ofl.InvalidArgument, ["sum", "dim 4"]),
+        (lambda d: ofl.ones(2, 3, device=d) + ofl.ones(4, device=d), ofl.InvalidArgument, ["add"]),
+        (lambda d: ofl.ones(2, device=d) + ofl.ones(2, dtype=ofl.int32, device=d), ofl.InvalidArgument, ["add", "int32"]),
+        (lambda d: ofl.ones(2, dtype=ofl.int32, device=d) / 2, ofl.InvalidArgument, ["div"]),
+        (lambda d: ofl.empty(-1, device=d), ofl.InvalidArgument, ["empty", "-1"]),
+        (lambda d: ofl.ones(2, device=d).expand(2, 2).add_(1), ofl.InvalidArgument, ["add_"]),
+        (lambda d: ofl.ones(2, dtype=ofl.int32, device=d).requires_grad_(), ofl.InvalidArgument, ["requires_grad_", "int32"]),
+        (lambda d: ofl.ones(2, device=d).backward(), ofl.InvalidArgument, ["backward"]),
+        (lambda d: ofl.ones(2, device=d).placement, ofl.InvalidArgument, ["placement", "local"]),
+    ],
+)
+def test_bad_arguments(device, call, cls, pieces):
+    with pytest.raises(cls) as e:
+        call(device)
+    for p in pieces:
+        assert p in str(e.value), str(e.value)
+    still_works(device)
+
+
+def test_device_errors():
+    with pytest.raises(ofl.Error, match="nope"):
+        ofl.device("nope:0")
+    with pytest.raises(ofl.DeviceError):
+        ofl.zeros(2, device="sim:99")
+    if ofl.device_count("cuda") == 0:
+        with pytest.raises(ofl.DeviceError, match="cuda"):
+            ofl.zeros(2, device="cuda:0")
+    still_works()
+
+
+@pytest.mark.parametrize(
+    "call,pieces",
+    [
+        (lambda: ofl.ones(2, 3).expand("a", 3), ["expand", "sizes", "str"]),
+        (lambda: ofl.ones(2, 3).expand(2.0, 3), ["expand", "sizes", "float"]),
+        (lambda: ofl.ones(2, 3).narrow(1.0, 0, 1), ["narrow", "dim", "float"]),
+        (lambda: ofl.ones(2, 3).narrow(1, "0", 1), ["narrow", "start", "str"]),
+        (lambda: ofl.ones(2, 3).permute(0, None), ["permute", "dims", "NoneType"]),
+        (lambda: ofl.ones(2, 3).sum(dim=1.5), ["sum", "dim", "float"]),
+        (lambda: ofl.empty("3"), ["empty", "size", "str"]),
+        (lambda: ofl.zeros(2, dtype="float32"), ["zeros", "dtype", "str"]),
+        (lambda: ofl.zeros(2, device=3), ["zeros", "device", "int"]),
+        (lambda: ofl.full((2,), "x"), ["full", "fill_value", "str"]),
+        (lambda: ofl.tensor(np.array([object()], dtype=object)), ["tensor", "data", "object"]),
+        (lambda: ofl.tensor(np.array([1 + 2j])), ["tensor", "data", "complex"]),
+        (lambda: ofl.tensor(["a", "b"]), ["tensor", "data", "str"]),
+        (lambda: ofl.tensor({1: 2}), ["tensor", "data", "dict"]),
+        (lambda: ofl.tensor(np.arange(3, dtype=np.uint32)), ["tensor", "data", "uint32"]),
+        (lambda: ofl.from_numpy([1, 2]), ["from_numpy", "list"]),
+        (lambda: ofl.ones(2).fill_("x"), ["fill_", "value", "str"]),
+        (lambda: ofl.ones(2).backward(gradient=3), ["backward", "gradient", "int"]),
+        (lambda: ofl.autograd.grad(3, []), ["grad", "outputs", "int"]),
+        (lambda: ofl.expand([1], 2), ["expand", "Tensor", "list"]),
+    ],
+)
+def test_wrong_python_types(call, pieces):
+    with pytest.raises(TypeError) as e:
+        call()
+    for p in pieces:
+        assert p in str(e.value), str(e.value)
+    still_works()
+
+
+def test_ragged_data():
+    with pytest.raises(ofl.InvalidArgument, match="tensor"):
+        ofl.tensor([[1, 2], [3]])
+    still_works()
+
+
+def test_huge_sizes_do_not_crash():
+    with pytest.raises((ofl.InvalidArgument, ofl.OutOfMemory)):
+        ofl.empty(1 << 62, 1 << 62)
+    with pytest.raises(TypeError, match="int64"):
+        ofl.empty(1 << 70)
+    still_works()
+
+
+def test_errors_inside_the_vm_surface_at_the_next_wait():
+    ofl.sync()
+    ofl.empty_cache("sim:0")
+    ofl.set_memory_limit("sim:0", 1 << 16)
+    try:
+        with pytest.raises(ofl.OutOfMemory):
+            t = ofl.ones(1 << 10, device="sim:0")
+            u = t.expand(64, 1 << 10).contiguous()  # 256 KiB: allocated inside the VM
+            u.numpy()
+    finally:
+        ofl.set_memory_limit("sim:0", 0)
+    still_works("sim:0")

@@ -1,0 +1,46 @@
+"""Lifetimes: the runtime after ofl.shutdown() (in a child process, since shutdown is for the
+whole process) and the interpreter's exit with tensors and queued work still alive."""
+
+import subprocess
+import sys
+import textwrap
+
+
+def run_child(code):
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_use_after_shutdown_raises_error():
+    r = run_child(
+        """
+        import oneflow_lite as ofl
+        x = ofl.ones(2, 3, device="sim:0")
+        ofl.shutdown()
+        for f in (x.numpy, lambda: ofl.ones(2), lambda: x + 1, ofl.sync):
+            try:
+                f()
+                print("no error")
+            except ofl.Error as e:
+                print("Error:", e)
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 4 and all(l.startswith("Error:") for l in lines), r.stdout
+    assert all("shut down" in l for l in lines)
+
+
+def test_exit_with_live_tensors_and_queued_work():
+    r = run_child(
+        """
+        import oneflow_lite as ofl
+        keep = [ofl.ones(256, 256, device=d).expand(4, 256, 256).contiguous() for d in ("cpu", "sim:0")]
+        x = ofl.ones(3, requires_grad=True)
+        y = (x * 2).sum()   # a graph still alive at exit
+        print("ok")
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
