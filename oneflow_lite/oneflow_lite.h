@@ -14,3 +14,4 @@
 #include "oneflow_lite/shape.h"
 #include "oneflow_lite/tensor.h"
 #include "oneflow_lite/trace.h"
+#include "oneflow_lite/wait_hooks.h"

@@ -5,6 +5,7 @@
 // The invariants these waits rely on (wake-ups, progress, abandoning, caller memory) are written
 // down with the rest of the VM's in vm/THREADING.md.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -12,14 +13,47 @@
 #include <vector>
 
 #include "oneflow_lite/error.h"
+#include "oneflow_lite/wait_hooks.h"
 #include "vm/instructions_builder.h"
 #include "vm/log.h"
 #include "vm/spin.h"
 #include "vm/virtual_machine.h"
 
+namespace ofl {
+
+namespace {
+std::atomic<void (*)()> before_wait{nullptr};
+std::atomic<void (*)()> after_wait{nullptr};
+}  // namespace
+
+void set_wait_hooks(const WaitHooks& hooks) {
+  before_wait.store(hooks.before, std::memory_order_release);
+  after_wait.store(hooks.after, std::memory_order_release);
+}
+
+}  // namespace ofl
+
 namespace ofl::vm {
 
 namespace {
+// The program's wait hooks (ofl::set_wait_hooks) around one wait of an issuing thread. Made only
+// where no lock of the VM is held, so a binding that takes its interpreter lock back in `after`
+// never holds that lock while it waits for one of ours (THREADING.md, "Waits and bindings").
+class WaitHookScope {
+ public:
+  WaitHookScope() : after_(after_wait.load(std::memory_order_acquire)) {
+    if (void (*before)() = before_wait.load(std::memory_order_acquire)) before();
+  }
+  ~WaitHookScope() {
+    if (after_ != nullptr) after_();
+  }
+  WaitHookScope(const WaitHookScope&) = delete;
+  WaitHookScope& operator=(const WaitHookScope&) = delete;
+
+ private:
+  void (*after_)();
+};
+
 std::string Describe(const Instruction* instr) {
   return "#" + std::to_string(instr->id()) + " " + instr->policy()->policy_name() + " " +
          instr->policy()->op_name() + " on " + instr->stream()->name();
@@ -70,9 +104,13 @@ void VirtualMachine::WaitForCapacity() {
   if (PendingCount() < high) return;
   // A callback or kernel issuing work: the backlog may be queued behind the instruction it runs.
   if (RunningInstruction()) return;
-  const bool drained = WaitWithProgress([&] {
-    return PendingCount() <= low_water_.load(std::memory_order_relaxed) || shut_down_.load();
-  });
+  bool drained;
+  {
+    WaitHookScope hooks;  // Submit calls this before it takes submit_mu_
+    drained = WaitWithProgress([&] {
+      return PendingCount() <= low_water_.load(std::memory_order_relaxed) || shut_down_.load();
+    });
+  }
   if (drained) return;
   std::string msg;
   {
@@ -256,6 +294,8 @@ double VirtualMachine::wait_timeout() const {
 
 void VirtualMachine::Wait(Instruction* instr, const char* caller) {
   CheckCanWait(instr, caller);
+  if (instr->done()) return;
+  WaitHookScope hooks;
   WaitDoneOrReport(instr);
 }
 
@@ -280,6 +320,7 @@ void VirtualMachine::WaitForAllIssued(const char* caller) {
   }
   FastVector<InstrRef> batch = barriers;
   Submit(batch);
+  WaitHookScope hooks;
   for (const InstrRef& b : barriers) WaitDoneOrReport(b.get());
 }
 

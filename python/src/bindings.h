@@ -37,6 +37,9 @@ DType ArgDType(nb::handle h, const char* fn, DType fallback);
 // A Python number (int, float, bool, numpy scalar) as double; false for anything else.
 bool NumberAsDouble(nb::handle h, double* out);
 
+// Sets the Python error of a C++ error: ofl.InvalidArgument for InvalidArgument, and so on.
+void SetErrorFor(const Error& e);
+
 // A tensor, or None for an undefined one (grad of a leaf that has none, unused inputs).
 nb::object TensorOrNone(Tensor t);
 
@@ -46,5 +49,8 @@ void BindTensor(nb::module_& m);
 void BindFunctions(nb::module_& m);
 void BindRuntime(nb::module_& m);
 void BindGlobal(nb::module_& m);
+// Replaces Tensor.expand/repeat/reshape/view/permute and ofl.empty/zeros/ones with their fast
+// forms (fastcall.cpp); after BindTensor and BindFunctions.
+void BindFastCalls(nb::module_& m, nb::handle tensor_type);
 
 }  // namespace ofl::python

@@ -20,26 +20,6 @@ Tensor Finish(Tensor t, bool requires_grad) {
   return t;
 }
 
-// empty/zeros/ones(*size, dtype=None, device=None, requires_grad=False).
-template <class Make>
-void DefSized(nb::module_& m, const char* name, Make make) {
-  m.def(
-      name,
-      [name, make](nb::args size, nb::handle dtype, nb::handle device, bool requires_grad) {
-        Shape shape(ArgInts(size, name, "size"));
-        DType d = ArgDType(dtype, name, DType::kFloat32);
-        Device dev = ArgDevice(device, name);
-        Tensor t;
-        {
-          Release r;
-          t = make(shape, d, dev);
-        }
-        return Finish(std::move(t), requires_grad);
-      },
-      nb::arg("size"), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
-      nb::arg("requires_grad") = false);
-}
-
 // Grad mode off while the object lives between __enter__ and __exit__ (ofl.no_grad).
 class NoGradScope {
  public:
@@ -90,12 +70,6 @@ nb::dict StatsDict(const MemoryStats& s) {
 }  // namespace
 
 void BindFunctions(nb::module_& m) {
-  DefSized(m, "empty",
-           [](const Shape& s, DType d, const Device& dev) { return ofl::empty(s, d, dev); });
-  DefSized(m, "zeros",
-           [](const Shape& s, DType d, const Device& dev) { return ofl::zeros(s, d, dev); });
-  DefSized(m, "ones",
-           [](const Shape& s, DType d, const Device& dev) { return ofl::ones(s, d, dev); });
   m.def(
       "full",
       [](nb::handle size, nb::handle fill_value, nb::handle dtype, nb::handle device,
@@ -115,12 +89,7 @@ void BindFunctions(nb::module_& m) {
                                                           : DType::kFloat32;
         DType d = ArgDType(dtype, "full", fallback);
         Device dev = ArgDevice(device, "full");
-        Tensor t;
-        {
-          Release r;
-          t = ofl::full(shape, v, d, dev);
-        }
-        return Finish(std::move(t), requires_grad);
+        return Finish(ofl::full(shape, v, d, dev), requires_grad);
       },
       nb::arg("size").none(), nb::arg("fill_value").none(), nb::arg("dtype") = nb::none(),
       nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);

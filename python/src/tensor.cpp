@@ -8,6 +8,7 @@
 
 #include <Python.h>
 
+#include <optional>
 #include <utility>
 
 #include "python/src/bindings.h"
@@ -16,6 +17,29 @@ namespace ofl::python {
 namespace {
 
 using Release = nb::gil_scoped_release;
+
+// Runs an op call. The GIL stays held: the waits inside the runtime release it themselves (the
+// wait hooks, types.cpp), so a call that does not wait pays nothing for it. A global tensor's op
+// may exchange with the other ranks on this thread, so it releases the GIL for the whole call.
+template <class F>
+Tensor Call(const Tensor& t, F f) {
+  if (t.is_global()) {
+    Release r;
+    return f();
+  }
+  return f();
+}
+
+// The same for calls written out in place: the GIL released only for a global tensor's call.
+class ReleaseIfGlobal {
+ public:
+  explicit ReleaseIfGlobal(const Tensor& t) {
+    if (t.is_global()) release_.emplace();
+  }
+
+ private:
+  std::optional<Release> release_;
+};
 
 nb::tuple IntTuple(const int64_t* v, size_t n) {
   PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(n));
@@ -31,12 +55,12 @@ nb::object Binary(const Tensor& a, nb::handle b, TT tensor_op, TS scalar_op) {
   Tensor out;
   if (nb::isinstance<Tensor>(b)) {
     const Tensor& bt = *nb::inst_ptr<Tensor>(b);
-    Release r;
+    ReleaseIfGlobal r(a.is_global() ? a : bt);
     out = tensor_op(a, bt);
   } else {
     double v;
     if (!NumberAsDouble(b, &v)) return nb::borrow(Py_NotImplemented);
-    Release r;
+    ReleaseIfGlobal r(a);
     out = scalar_op(a, v);
   }
   return nb::cast(std::move(out));
@@ -53,7 +77,7 @@ nb::object InPlace(nb::handle self, nb::handle other, const char* fn, Op op) {
   Tensor& t = *nb::inst_ptr<Tensor>(self);
   if (nb::isinstance<Tensor>(other)) {
     const Tensor& o = *nb::inst_ptr<Tensor>(other);
-    Release r;
+    ReleaseIfGlobal r(t.is_global() ? t : o);
     op(t, o);
   } else {
     double v;
@@ -64,7 +88,7 @@ nb::object InPlace(nb::handle self, nb::handle other, const char* fn, Op op) {
                             nb::type_name(other.type()).c_str())
                                .c_str());
     }
-    Release r;
+    ReleaseIfGlobal r(t);
     op(t, ScalarLike(t, v));
   }
   return nb::borrow(self);
@@ -78,13 +102,12 @@ std::vector<int64_t> SumDims(nb::handle dim) {
 }
 
 Tensor Sum(const Tensor& t, nb::handle dim, bool keepdim) {
+  ReleaseIfGlobal r(t);
   if (dim.is_none()) {
-    Release r;
     Tensor s = t.sum();
     return keepdim ? s.reshape(std::vector<int64_t>(static_cast<size_t>(t.dim()), 1)) : s;
   }
   std::vector<int64_t> dims = SumDims(dim);
-  Release r;
   return t.sum(dims, keepdim);
 }
 
@@ -142,45 +165,15 @@ void BindTensor(nb::module_& m) {
         return t.shape()[0];
       });
 
-  // Array ops (views where the strides allow)
-  cls.def("expand",
-          [](const Tensor& t, nb::args sizes) {
-            std::vector<int64_t> v = ArgInts(sizes, "expand", "sizes");
-            Release r;
-            return t.expand(v);
-          })
-      .def(
-          "expand_as",
-          [](const Tensor& t, const Tensor& other) {
-            std::vector<int64_t> v = other.shape().vec();
-            Release r;
-            return t.expand(v);
-          },
-          nb::arg("other"))
-      .def("repeat",
-           [](const Tensor& t, nb::args sizes) {
-             std::vector<int64_t> v = ArgInts(sizes, "repeat", "sizes");
-             Release r;
-             return t.repeat(v);
-           })
-      .def("reshape",
-           [](const Tensor& t, nb::args shape) {
-             std::vector<int64_t> v = ArgInts(shape, "reshape", "shape");
-             Release r;
-             return t.reshape(v);
-           })
-      .def("view",
-           [](const Tensor& t, nb::args shape) {
-             std::vector<int64_t> v = ArgInts(shape, "view", "shape");
-             Release r;
-             return t.view(v);
-           })
-      .def("permute",
-           [](const Tensor& t, nb::args dims) {
-             std::vector<int64_t> v = ArgInts(dims, "permute", "dims");
-             Release r;
-             return t.permute(v);
-           })
+  // Array ops (views where the strides allow). expand, repeat, reshape, view and permute are
+  // fastcall.cpp's.
+  cls.def(
+         "expand_as",
+         [](const Tensor& t, const Tensor& other) {
+           std::vector<int64_t> v = other.shape().vec();
+           return Call(t, [&] { return t.expand(v); });
+         },
+         nb::arg("other"))
       .def(
           "transpose",
           [](const Tensor& t, nb::handle d0, nb::handle d1) {
@@ -198,8 +191,7 @@ void BindTensor(nb::module_& m) {
             std::vector<int64_t> perm(static_cast<size_t>(n));
             for (int64_t i = 0; i < n; ++i) perm[i] = i;
             if (n > 0) std::swap(perm[(a + n) % n], perm[(b + n) % n]);
-            Release r;
-            return t.permute(perm);
+            return Call(t, [&] { return t.permute(perm); });
           },
           nb::arg("dim0").none(), nb::arg("dim1").none())
       .def(
@@ -207,13 +199,12 @@ void BindTensor(nb::module_& m) {
           [](const Tensor& t, nb::handle dim, nb::handle start, nb::handle length) {
             int64_t d = ArgInt(dim, "narrow", "dim"), s = ArgInt(start, "narrow", "start"),
                     l = ArgInt(length, "narrow", "length");
-            Release r;
-            return t.narrow(d, s, l);
+            return Call(t, [&] { return t.narrow(d, s, l); });
           },
           nb::arg("dim").none(), nb::arg("start").none(), nb::arg("length").none())
-      .def("contiguous", &Tensor::contiguous, nb::call_guard<Release>())
-      .def("clone", &Tensor::clone, nb::call_guard<Release>())
-      .def("detach", &Tensor::detach, nb::call_guard<Release>())
+      .def("contiguous", [](const Tensor& t) { return Call(t, [&] { return t.contiguous(); }); })
+      .def("clone", [](const Tensor& t) { return Call(t, [&] { return t.clone(); }); })
+      .def("detach", &Tensor::detach)
       .def(
           "to",
           [](const Tensor& t, nb::handle device) {

@@ -30,11 +30,47 @@ PyObject* NewError(nb::module_& m, const char* name, PyObject* bases, const char
   return cls;
 }
 
+// The runtime's wait hooks (oneflow_lite/wait_hooks.h): a thread that holds the GIL gives it up
+// while the runtime really waits, and takes it back after. Never once Python is finalizing (a
+// wait at exit then keeps the GIL: no other Python thread runs any more).
+thread_local PyThreadState* released_for_wait = nullptr;
+
+bool PythonRunning() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
+void ReleaseGilForWait() {
+  if (PythonRunning() && PyGILState_Check()) released_for_wait = PyEval_SaveThread();
+}
+
+void TakeGilAfterWait() {
+  if (PyThreadState* s = released_for_wait) {
+    released_for_wait = nullptr;
+    PyEval_RestoreThread(s);
+  }
+}
+
 std::string TypeName(nb::handle h) { return nb::type_name(h.type()).c_str(); }
 
 bool IsFloat(nb::handle h) { return PyFloat_Check(h.ptr()); }
 
 }  // namespace
+
+void SetErrorFor(const Error& e) {
+  PyObject* cls = error_cls;
+  if (dynamic_cast<const InvalidArgument*>(&e) != nullptr) {
+    cls = invalid_argument_cls;
+  } else if (dynamic_cast<const OutOfMemory*>(&e) != nullptr) {
+    cls = out_of_memory_cls;
+  } else if (dynamic_cast<const DeviceError*>(&e) != nullptr) {
+    cls = device_error_cls;
+  }
+  PyErr_SetString(cls, e.what());
+}
 
 PyDType* DTypeObject(DType d) { return &kDTypes[static_cast<int>(d)]; }
 
@@ -143,14 +179,8 @@ void BindErrors(nb::module_& m) {
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
-    } catch (const InvalidArgument& e) {
-      PyErr_SetString(invalid_argument_cls, e.what());
-    } catch (const OutOfMemory& e) {
-      PyErr_SetString(out_of_memory_cls, e.what());
-    } catch (const DeviceError& e) {
-      PyErr_SetString(device_error_cls, e.what());
     } catch (const Error& e) {
-      PyErr_SetString(error_cls, e.what());
+      SetErrorFor(e);
     }
   });
 }
@@ -211,10 +241,12 @@ void BindTypes(nb::module_& m) {
 
 NB_MODULE(_C, m) {
   using namespace ofl::python;
+  ofl::set_wait_hooks({&ReleaseGilForWait, &TakeGilAfterWait});
   BindErrors(m);
   BindTypes(m);
   BindTensor(m);
   BindFunctions(m);
   BindRuntime(m);
   BindGlobal(m);
+  BindFastCalls(m, m.attr("Tensor"));
 }

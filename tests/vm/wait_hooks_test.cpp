@@ -1,0 +1,118 @@
+// ofl::set_wait_hooks (oneflow_lite/wait_hooks.h): the hooks run in pairs on the waiting thread
+// around the waits that may sleep (a read of a tensor still being computed, sync), never around
+// calls that do not wait, and `after` runs also when the wait ends in an exception (a hang
+// report). Runs on the CPU: the blocked instruction is a CPU callback.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "oneflow_lite/oneflow_lite.h"
+#include "oneflow_lite/tensor_impl.h"
+#include "tests/vm/vm_test_util.h"
+#include "vm/instructions_builder.h"
+#include "vm/virtual_machine.h"
+
+namespace ofl::vm {
+namespace {
+
+using testing::Latch;
+using testing::SubmitWithoutWaiting;
+using testing::WaitUntil;
+
+std::atomic<int> befores{0};
+std::atomic<int> afters{0};
+std::atomic<bool> unbalanced{false};
+thread_local int depth = 0;
+
+void Before() {
+  if (depth++ != 0) unbalanced = true;
+  ++befores;
+}
+void After() {
+  if (--depth != 0) unbalanced = true;
+  ++afters;
+}
+
+class WaitHooksTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ofl::sync();
+    befores = 0;
+    afters = 0;
+    unbalanced = false;
+    ofl::set_wait_hooks({&Before, &After});
+  }
+  void TearDown() override {
+    ofl::set_wait_hooks({});
+    EXPECT_FALSE(unbalanced.load());
+  }
+};
+
+TEST_F(WaitHooksTest, CallsThatDoNotWaitRunNoHook) {
+  Tensor x = ofl::ones(Shape({4, 1, 3}), DType::kFloat32, Device("cpu"));
+  for (int i = 0; i < 100; ++i) {
+    Tensor y = x.expand({2, 4, 5, 3}).contiguous() + 1.0;
+  }
+  EXPECT_EQ(befores.load(), 0);
+  EXPECT_EQ(afters.load(), 0);
+}
+
+TEST_F(WaitHooksTest, SyncAndAReadOfUnfinishedWorkRunOnePairEach) {
+  const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu"));
+  auto latch = std::make_shared<Latch>();
+  auto started = std::make_shared<std::atomic<bool>>(false);
+  SubmitWithoutWaiting([&](InstructionsBuilder* b) {
+    b->AccessBlobByCallback(
+        "held", x.impl()->arg(),
+        [latch, started](const kernels::TensorArg& t) {
+          started->store(true);
+          latch->WaitFor(testing::kGenerousTimeout);
+          static_cast<float*>(t.data)[0] = 5;
+        },
+        AccessModifier::kMut);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return started->load(); }));
+  std::thread opener([latch] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    latch->Open();
+  });
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{5, 2}));  // waits for the callback
+  opener.join();
+  EXPECT_EQ(befores.load(), 1);
+  EXPECT_EQ(afters.load(), 1);
+  ofl::sync();
+  EXPECT_EQ(befores.load(), 2);
+  EXPECT_EQ(afters.load(), 2);
+}
+
+TEST_F(WaitHooksTest, AfterRunsWhenTheWaitThrowsAHangReport) {
+  VirtualMachine& vm = VirtualMachine::Get();
+  const double saved = vm.wait_timeout();
+  vm.SetWaitTimeout(0.3);
+  const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu"));
+  auto latch = std::make_shared<Latch>();
+  auto started = std::make_shared<std::atomic<bool>>(false);
+  SubmitWithoutWaiting([&](InstructionsBuilder* b) {
+    b->AccessBlobByCallback(
+        "held_for_hang", x.impl()->arg(),
+        [latch, started](const kernels::TensorArg&) {
+          started->store(true);
+          latch->WaitFor(testing::kGenerousTimeout);
+        },
+        AccessModifier::kMut);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return started->load(); }));
+  EXPECT_THROW(vm.Sync(), Error);
+  EXPECT_EQ(befores.load(), 1);
+  EXPECT_EQ(afters.load(), 1);
+  latch->Open();
+  vm.SetWaitTimeout(saved);
+  ofl::sync();
+  EXPECT_EQ(befores.load(), afters.load());
+}
+
+}  // namespace
+}  // namespace ofl::vm

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""oneflow_lite from Python against PyTorch from Python, and against its own C++ calls.
+
+    python tools/bench/python_bench.py BUILD_BENCH_DIR [--runs 5]
+
+Run it with a Python that has oneflow_lite (pip install .), numpy and torch (PyPI's build)
+installed; BUILD_BENCH_DIR holds tools/bench/ofl_bench_python_cases (a build with
+-DOFL_BUILD_BENCH=ON). Each of the runs starts one child Python process that times every case,
+and one run of ofl_bench_python_cases that times the same calls from C++; a figure is the median
+over its repetitions within a run, and the table gives the median and the worst over the runs.
+
+Cases, per call on tiny tensors (1000 calls, then one sync; torch is synchronous):
+  x.expand(2, 4, 5, 3).contiguous(), x.repeat(2, 1, 2, 1) with x of shape (4, 1, 3),
+  empty(4, 3), (a + b).sum().backward() with a, b of shape (4, 1, 3) requiring grad.
+Copies of 64 MiB: ofl.from_numpy(a) against np.copyto into an array numpy allocated before,
+t.numpy() against a.copy() (both allocate the destination); from_dlpack of 1 KiB and 64 MiB.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+CALLS = 1000
+REPS = 7
+BIG = 64 << 20
+
+
+def per_call_ns(fn, sync):
+    """Median over REPS of (CALLS calls, then sync) in ns per call, after a warm-up."""
+    for _ in range(CALLS):
+        fn()
+    sync()
+    times = []
+    for _ in range(REPS):
+        t0 = time.perf_counter_ns()
+        for _ in range(CALLS):
+            fn()
+        sync()
+        times.append((time.perf_counter_ns() - t0) / CALLS)
+    return statistics.median(times)
+
+
+def once_ns(fn, reps=REPS):
+    fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter_ns()
+        fn()
+        times.append(time.perf_counter_ns() - t0)
+    return statistics.median(times)
+
+
+def child():
+    import numpy as np
+    import torch
+
+    import oneflow_lite as ofl
+
+    out = {"torch_version": torch.__version__, "numpy_version": np.__version__}
+    x = ofl.tensor(np.arange(12, dtype=np.float32).reshape(4, 1, 3))
+    a = ofl.tensor(np.arange(12, dtype=np.float32).reshape(4, 1, 3), requires_grad=True)
+    b = ofl.tensor(np.arange(12, dtype=np.float32).reshape(4, 1, 3), requires_grad=True)
+    tx = torch.arange(12, dtype=torch.float32).reshape(4, 1, 3)
+    ta = tx.clone().requires_grad_()
+    tb = tx.clone().requires_grad_()
+    ofl.sync()
+    nothing = lambda: None  # noqa: E731
+    cases = {
+        "py_expand_contiguous": (
+            lambda: x.expand(2, 4, 5, 3).contiguous(),
+            lambda: tx.expand(2, 4, 5, 3).contiguous(),
+        ),
+        "py_repeat": (lambda: x.repeat(2, 1, 2, 1), lambda: tx.repeat(2, 1, 2, 1)),
+        "py_empty": (lambda: ofl.empty(4, 3), lambda: torch.empty(4, 3)),
+        "py_add_sum_backward": (
+            lambda: (a + b).sum().backward(),
+            lambda: (ta + tb).sum().backward(),
+        ),
+    }
+    for name, (f_ofl, f_torch) in cases.items():
+        out[name] = {
+            "ofl": per_call_ns(f_ofl, ofl.sync),
+            "torch": per_call_ns(f_torch, nothing),
+        }
+
+    src = np.random.default_rng(0).integers(0, 255, size=BIG, dtype=np.uint8).view(np.float32)
+    dst = np.empty_like(src)
+    t = ofl.from_numpy(src)
+    out["from_numpy_64MiB"] = {
+        "ofl": once_ns(lambda: ofl.from_numpy(src)),
+        "numpy": once_ns(lambda: np.copyto(dst, src)),
+    }
+    out["numpy_64MiB"] = {"ofl": once_ns(lambda: t.numpy()), "numpy": once_ns(lambda: src.copy())}
+    if hasattr(ofl, "from_dlpack"):
+        small = np.zeros(256, np.float32)
+        out["from_dlpack"] = {
+            "ofl_1KiB": once_ns(lambda: ofl.from_dlpack(small), 101),
+            "ofl_64MiB": once_ns(lambda: ofl.from_dlpack(src), 101),
+        }
+    print(json.dumps(out))
+
+
+def cpp_run(build):
+    exe = f"{build}/tools/bench/ofl_bench_python_cases"
+    r = subprocess.run(
+        [exe, "--benchmark_format=json", "--benchmark_repetitions=5",
+         "--benchmark_report_aggregates_only=true"],
+        check=True, capture_output=True, text=True,
+    )
+    res = {}
+    for bm in json.loads(r.stdout)["benchmarks"]:
+        if bm.get("aggregate_name") == "median":
+            res[bm["run_name"].split("/")[0]] = bm["ns_per_op"]
+    return res
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("build", nargs="?")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.child:
+        return child()
+    if not args.build:
+        p.error("give the benchmark build directory")
+    runs = []
+    for i in range(args.runs):
+        cpp = cpp_run(args.build)
+        r = subprocess.run([sys.executable, __file__, "--child"], check=True, capture_output=True,
+                           text=True)
+        runs.append({"cpp": cpp, "py": json.loads(r.stdout)})
+        print(f"run {i + 1}/{args.runs} done", file=sys.stderr)
+
+    def col(get):
+        v = [get(r) for r in runs]
+        return statistics.median(v), max(v)
+
+    first = runs[0]["py"]
+    print(f"torch {first['torch_version']}, numpy {first['numpy_version']}; "
+          f"{args.runs} runs, each the median of its repetitions; median / worst of the runs")
+    print()
+    print("| case | ofl from Python (ns) | same calls from C++ (ns) | Python layer (ns) | "
+          "torch from Python (ns) | torch / ofl |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for name in ("py_expand_contiguous", "py_repeat", "py_empty", "py_add_sum_backward"):
+        o = col(lambda r: r["py"][name]["ofl"])
+        c = col(lambda r: r["cpp"][name])
+        d = col(lambda r: r["py"][name]["ofl"] - r["cpp"][name])
+        t = col(lambda r: r["py"][name]["torch"])
+        ratio = col(lambda r: r["py"][name]["torch"] / r["py"][name]["ofl"])
+        # The worst ratio is the smallest one.
+        ratio_worst = min(r["py"][name]["torch"] / r["py"][name]["ofl"] for r in runs)
+        print(f"| {name[3:]} | {o[0]:.0f} / {o[1]:.0f} | {c[0]:.0f} / {c[1]:.0f} | "
+              f"{d[0]:.0f} / {d[1]:.0f} | {t[0]:.0f} / {t[1]:.0f} | "
+              f"{ratio[0]:.2f}x / {ratio_worst:.2f}x |")
+    print()
+    print("| copy of 64 MiB | ofl (ms) | numpy (ms) | ofl / numpy |")
+    print("| --- | --- | --- | --- |")
+    for name, label in (("from_numpy_64MiB", "ofl.from_numpy(a) vs np.copyto(b, a)"),
+                        ("numpy_64MiB", "t.numpy() vs a.copy()")):
+        o = col(lambda r: r["py"][name]["ofl"] / 1e6)
+        n = col(lambda r: r["py"][name]["numpy"] / 1e6)
+        ratio = col(lambda r: r["py"][name]["ofl"] / r["py"][name]["numpy"])
+        print(f"| {label} | {o[0]:.2f} / {o[1]:.2f} | {n[0]:.2f} / {n[1]:.2f} | "
+              f"{ratio[0]:.2f} / {ratio[1]:.2f} |")
+    if "from_dlpack" in first:
+        s = col(lambda r: r["py"]["from_dlpack"]["ofl_1KiB"])
+        b = col(lambda r: r["py"]["from_dlpack"]["ofl_64MiB"])
+        print()
+        print(f"from_dlpack of a numpy array: 1 KiB {s[0]:.0f} / {s[1]:.0f} ns, "
+              f"64 MiB {b[0]:.0f} / {b[1]:.0f} ns")
+
+
+if __name__ == "__main__":
+    main()
