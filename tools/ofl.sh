@@ -96,7 +96,7 @@ python_stage() {
   for n in 2 4; do
     echo "== pytest tests/python/global under mpiexec -n $n"
     (cd "$root/tests/python" && timeout 600 mpiexec --allow-run-as-root --oversubscribe -n "$n" \
-      "$venv/bin/python" -m pytest -q -p no:cacheprovider global_tensors) || return
+      "$venv/bin/python" -m pytest -q -p no:cacheprovider --color=no global_tensors) || return
   done
 }
 
