@@ -48,22 +48,35 @@ nb::tuple IntTuple(const int64_t* v, size_t n) {
   return nb::steal<nb::tuple>(t);
 }
 
-// A binary op with a tensor or a Python number on the other side; NotImplemented for anything
-// else, so Python raises its own TypeError (or tries the other operand's method).
-template <class TT, class TS>
-nb::object Binary(const Tensor& a, nb::handle b, TT tensor_op, TS scalar_op) {
+// A binary op with a tensor or a Python number on the other side (`reflected`: the other side
+// is the left operand); NotImplemented for anything else, so Python raises its own TypeError (or
+// tries the other operand's method). `op` takes (Tensor, Tensor), (Tensor, double) and (double,
+// Tensor).
+template <class Op>
+nb::object Binary(const Tensor& a, nb::handle b, bool reflected, Op op) {
   Tensor out;
   if (nb::isinstance<Tensor>(b)) {
     const Tensor& bt = *nb::inst_ptr<Tensor>(b);
     ReleaseIfGlobal r(a.is_global() ? a : bt);
-    out = tensor_op(a, bt);
+    out = reflected ? op(bt, a) : op(a, bt);
   } else {
     double v;
     if (!NumberAsDouble(b, &v)) return nb::borrow(Py_NotImplemented);
     ReleaseIfGlobal r(a);
-    out = scalar_op(a, v);
+    out = reflected ? op(v, a) : op(a, v);
   }
   return nb::cast(std::move(out));
+}
+
+// Defines the operator `name` and its reflected form `rname`.
+template <class Op>
+void DefBinary(nb::class_<Tensor>& cls, const char* name, const char* rname, Op op) {
+  cls.def(
+      name, [op](const Tensor& a, nb::handle b) { return Binary(a, b, false, op); },
+      nb::arg("other").none());
+  cls.def(
+      rname, [op](const Tensor& a, nb::handle b) { return Binary(a, b, true, op); },
+      nb::arg("other").none());
 }
 
 // The tensor `value` as a 0-dim tensor of t's dtype and device, for in-place ops with a number.
@@ -219,72 +232,11 @@ void BindTensor(nb::module_& m) {
       .def("sum", &Sum, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
 
   // Arithmetic: a tensor or a number on either side.
-  cls.def(
-         "__add__",
-         [](const Tensor& a, nb::handle b) {
-           return Binary(
-               a, b, [](const Tensor& x, const Tensor& y) { return x + y; },
-               [](const Tensor& x, double y) { return x + y; });
-         },
-         nb::arg("other").none())
-      .def(
-          "__radd__",
-          [](const Tensor& a, nb::handle b) {
-            return Binary(
-                a, b, [](const Tensor& x, const Tensor& y) { return y + x; },
-                [](const Tensor& x, double y) { return y + x; });
-          },
-          nb::arg("other").none())
-      .def(
-          "__sub__",
-          [](const Tensor& a, nb::handle b) {
-            return Binary(
-                a, b, [](const Tensor& x, const Tensor& y) { return x - y; },
-                [](const Tensor& x, double y) { return x - y; });
-          },
-          nb::arg("other").none())
-      .def(
-          "__rsub__",
-          [](const Tensor& a, nb::handle b) {
-            return Binary(
-                a, b, [](const Tensor& x, const Tensor& y) { return y - x; },
-                [](const Tensor& x, double y) { return y - x; });
-          },
-          nb::arg("other").none())
-      .def(
-          "__mul__",
-          [](const Tensor& a, nb::handle b) {
-            return Binary(
-                a, b, [](const Tensor& x, const Tensor& y) { return x * y; },
-                [](const Tensor& x, double y) { return x * y; });
-          },
-          nb::arg("other").none())
-      .def(
-          "__rmul__",
-          [](const Tensor& a, nb::handle b) {
-            return Binary(
-                a, b, [](const Tensor& x, const Tensor& y) { return y * x; },
-                [](const Tensor& x, double y) { return y * x; });
-          },
-          nb::arg("other").none())
-      .def(
-          "__truediv__",
-          [](const Tensor& a, nb::handle b) {
-            return Binary(
-                a, b, [](const Tensor& x, const Tensor& y) { return x / y; },
-                [](const Tensor& x, double y) { return x / y; });
-          },
-          nb::arg("other").none())
-      .def(
-          "__rtruediv__",
-          [](const Tensor& a, nb::handle b) {
-            return Binary(
-                a, b, [](const Tensor& x, const Tensor& y) { return y / x; },
-                [](const Tensor& x, double y) { return y / x; });
-          },
-          nb::arg("other").none())
-      .def(
-          "__neg__", [](const Tensor& a) { return -a; }, nb::call_guard<Release>())
+  DefBinary(cls, "__add__", "__radd__", [](const auto& x, const auto& y) { return x + y; });
+  DefBinary(cls, "__sub__", "__rsub__", [](const auto& x, const auto& y) { return x - y; });
+  DefBinary(cls, "__mul__", "__rmul__", [](const auto& x, const auto& y) { return x * y; });
+  DefBinary(cls, "__truediv__", "__rtruediv__", [](const auto& x, const auto& y) { return x / y; });
+  cls.def("__neg__", [](const Tensor& a) { return Call(a, [&] { return -a; }); })
       .def(
           "__iadd__",
           [](nb::handle self, nb::handle o) {

@@ -36,6 +36,22 @@ void After() {
   ++afters;
 }
 
+// Submits a CPU callback on x that holds its stream until `latch` opens; returns once it runs.
+void Hold(const Tensor& x, const char* op, const std::shared_ptr<Latch>& latch, float value) {
+  auto started = std::make_shared<std::atomic<bool>>(false);
+  SubmitWithoutWaiting([&](InstructionsBuilder* b) {
+    b->AccessBlobByCallback(
+        op, x.impl()->arg(),
+        [latch, started, value](const kernels::TensorArg& t) {
+          started->store(true);
+          latch->WaitFor(testing::kGenerousTimeout);
+          static_cast<float*>(t.data)[0] = value;
+        },
+        AccessModifier::kMut);
+  });
+  ASSERT_TRUE(WaitUntil([&] { return started->load(); }));
+}
+
 class WaitHooksTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -63,18 +79,7 @@ TEST_F(WaitHooksTest, CallsThatDoNotWaitRunNoHook) {
 TEST_F(WaitHooksTest, SyncAndAReadOfUnfinishedWorkRunOnePairEach) {
   const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu"));
   auto latch = std::make_shared<Latch>();
-  auto started = std::make_shared<std::atomic<bool>>(false);
-  SubmitWithoutWaiting([&](InstructionsBuilder* b) {
-    b->AccessBlobByCallback(
-        "held", x.impl()->arg(),
-        [latch, started](const kernels::TensorArg& t) {
-          started->store(true);
-          latch->WaitFor(testing::kGenerousTimeout);
-          static_cast<float*>(t.data)[0] = 5;
-        },
-        AccessModifier::kMut);
-  });
-  ASSERT_TRUE(WaitUntil([&] { return started->load(); }));
+  Hold(x, "held", latch, 5);
   std::thread opener([latch] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     latch->Open();
@@ -94,17 +99,7 @@ TEST_F(WaitHooksTest, AfterRunsWhenTheWaitThrowsAHangReport) {
   vm.SetWaitTimeout(0.3);
   const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu"));
   auto latch = std::make_shared<Latch>();
-  auto started = std::make_shared<std::atomic<bool>>(false);
-  SubmitWithoutWaiting([&](InstructionsBuilder* b) {
-    b->AccessBlobByCallback(
-        "held_for_hang", x.impl()->arg(),
-        [latch, started](const kernels::TensorArg&) {
-          started->store(true);
-          latch->WaitFor(testing::kGenerousTimeout);
-        },
-        AccessModifier::kMut);
-  });
-  ASSERT_TRUE(WaitUntil([&] { return started->load(); }));
+  Hold(x, "held_for_hang", latch, 7);
   EXPECT_THROW(vm.Sync(), Error);
   EXPECT_EQ(befores.load(), 1);
   EXPECT_EQ(afters.load(), 1);
@@ -112,6 +107,7 @@ TEST_F(WaitHooksTest, AfterRunsWhenTheWaitThrowsAHangReport) {
   vm.SetWaitTimeout(saved);
   ofl::sync();
   EXPECT_EQ(befores.load(), afters.load());
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{7, 2}));
 }
 
 }  // namespace
