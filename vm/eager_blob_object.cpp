@@ -1,7 +1,9 @@
 #include "vm/eager_blob_object.h"
 
 #include <stdexcept>
+#include <utility>
 
+#include "vm/log.h"
 #include "vm/stream.h"
 #include "vm/virtual_machine.h"
 
@@ -52,8 +54,31 @@ void EagerBlobObject::MarkDead() {
 
 void EagerBlobObject::Free() {
   if (block_ == nullptr) return;
+  if (__builtin_expect(pool_ == nullptr, 0)) {
+    ReleaseExternal();
+    return;
+  }
   pool_->Free(block_);
   block_ = nullptr;
+}
+
+void EagerBlobObject::SetExternal(void* data, std::function<void()> on_release) {
+  // kHasBlock stays clear, so MarkDead never tells a pool about it.
+  block_ = CachingAllocator::NewExternalBlock(data, bytes_, std::move(on_release));
+}
+
+void EagerBlobObject::ReleaseExternal() noexcept {
+  std::function<void()> on_release =
+      CachingAllocator::DeleteExternalBlock(std::exchange(block_, nullptr));
+  if (!on_release) return;
+  // It may run on a VM worker, where nothing could catch it: an exception is logged and dropped.
+  try {
+    on_release();
+  } catch (const std::exception& e) {
+    Logger().error("from_blob: on_release of blob #{} threw: {}", id_, e.what());
+  } catch (...) {
+    Logger().error("from_blob: on_release of blob #{} threw a non-standard exception", id_);
+  }
 }
 
 }  // namespace ofl::vm

@@ -1,11 +1,13 @@
 // EagerBlobObject: the VM's view of one storage (views of a tensor share it). It knows its device,
-// its byte size, the pool block it got in Prepare, the dependence object that orders the
-// instructions touching it, and the error that poisoned it, if any.
+// its byte size, the pool block it got in Prepare (or the caller's memory it views, for
+// ofl::from_blob), the dependence object that orders the instructions touching it, and the error
+// that poisoned it, if any.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -55,7 +57,14 @@ class EagerBlobObject {
   // Allocate from a cached block only (CachingAllocator::TryAllocateCached), before any instruction
   // used the blob; returns whether the blob now has its memory.
   bool TryAllocateCached(CachingAllocator* pool, const char* owner);
+  // Free of an external blob (SetExternal) calls its on_release instead, once.
   void Free();
+  // Makes the blob view `data`, memory it does not own (ofl::from_blob): allocated from now on, it
+  // never touches a pool, and Free gives the memory back by calling on_release (if set) once, on
+  // the path that would return a pool's block: after every instruction that used the blob
+  // completed (vm/THREADING.md, "Memory"). Called before any instruction or direct run can see the
+  // blob. Throws only std::bad_alloc, having called nothing.
+  void SetExternal(void* data, std::function<void()> on_release);
   // The blob's tensor died (VirtualMachine::Release, before it arranges the Free): its block counts
   // as free in the pool's stats from now on, or from its Allocate if that has not happened yet.
   // Whichever of Allocate and MarkDead comes second tells the pool, so it is told exactly once.
@@ -100,6 +109,8 @@ class EagerBlobObject {
   EagerBlobObject* next_release = nullptr;
 
  private:
+  void ReleaseExternal() noexcept;  // Free of an external blob
+
   // One live tensor costs one of these, so it is kept small (96 bytes, a 112-byte allocation with
   // its control block): the device comes from the producer stream, and the fields the issuing side
   // writes (dep_, issued_) share cache lines with the ones a worker writes (block_, life_,
@@ -111,6 +122,7 @@ class EagerBlobObject {
   std::atomic<uint32_t> version_{0};
   Stream* producer_;  // never null
   Dependence dep_;    // written by the issuing side
+  // An external blob has a block_ (CachingAllocator::NewExternalBlock) and no pool_.
   CachingAllocator* pool_ = nullptr;
   CachingAllocator::Block* block_ = nullptr;
   VmErrorPtr error_;

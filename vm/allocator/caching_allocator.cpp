@@ -541,6 +541,28 @@ size_t CachingAllocator::Size(const Block* block) {
   return IsSlot(block) ? SlabOf(block)->slot_bytes : block->size;
 }
 
+namespace {
+// Derived from Block so that Data() and Size() read it as they read a pool's block.
+struct ExternalBlock : CachingAllocator::Block {
+  std::function<void()> on_release;
+};
+}  // namespace
+
+CachingAllocator::Block* CachingAllocator::NewExternalBlock(void* data, size_t bytes,
+                                                            std::function<void()> on_release) {
+  auto* b = new ExternalBlock();
+  b->ptr = static_cast<char*>(data);
+  b->size = std::min(bytes, kMaxBlockBytes);
+  b->allocated = 1;
+  b->on_release = std::move(on_release);
+  return b;
+}
+
+std::function<void()> CachingAllocator::DeleteExternalBlock(Block* block) noexcept {
+  std::unique_ptr<ExternalBlock> b(static_cast<ExternalBlock*>(block));
+  return std::move(b->on_release);
+}
+
 MemoryStats CachingAllocator::stats() const {
   std::lock_guard<PoolMutex> lock(impl_->mu);
   return impl_->stats;

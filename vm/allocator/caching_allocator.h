@@ -127,6 +127,15 @@ class CachingAllocator {
   static void* Data(const Block* block);
   static size_t Size(const Block* block);  // the rounded size actually reserved for the block
 
+  // A record for memory that no pool owns (ofl::from_blob: the caller's), so that a blob holding
+  // it reads its address through Data() like any block's, with no test on the per-op path. It
+  // carries the function that gives the memory back to its owner. It never enters a pool: no
+  // stats, snapshots or observer events; Free and MarkDead of a pool must never see it.
+  static Block* NewExternalBlock(void* data, size_t bytes, std::function<void()> on_release);
+  // Deletes the record and returns its function without calling it (the caller decides where and
+  // how to run the owner's code).
+  static std::function<void()> DeleteExternalBlock(Block* block) noexcept;
+
   MemoryStats stats() const;
   // The peaks start again from the current allocated and reserved bytes.
   void ResetPeakStats();
