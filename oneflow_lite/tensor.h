@@ -41,6 +41,15 @@ class Tensor {
   std::vector<T> to_vector() const;
   // Blocks; logical row-major order; nbytes must equal numel() * element_size(dtype()).
   void copy_to_host(void* dst, size_t nbytes) const;
+  // The address of this view's element 0: its storage's start + storage_offset() * element size
+  // (null for a storage of no bytes). Blocks until every instruction issued before the call that
+  // writes this storage has completed, so the memory holds their results (re-throws an error
+  // raised while producing it, as to_vector). It does not wait for earlier readers, nor order
+  // anything issued later: sync() before writing through the pointer while ops may still read the
+  // tensor, and before reading it again after issuing more writes. Valid while a tensor viewing
+  // the storage lives. InvalidArgument for a device whose memory the host cannot address and that
+  // is not CUDA (sim), and for a global tensor.
+  void* data_ptr() const;
 
   Tensor contiguous() const;
   // A copy on `device` (this tensor itself when it is already there), as torch's Tensor.to(device).

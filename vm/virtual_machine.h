@@ -98,6 +98,11 @@ class VirtualMachine {
   bool TryReadDirect(const BlobArg& arg, DirectReadFn read, void* context);
   // Reads done by TryReadDirect since the VM started.
   int64_t direct_reads() const { return direct_reads_.load(std::memory_order_relaxed); }
+  // True when every instruction that writes the blob is complete (its writes visible to the
+  // caller), it has memory and no error, the runtime is not closing and the caller is not a VM
+  // worker: then Tensor::data_ptr need not wait (vm/THREADING.md, "Direct reads"). False means
+  // "issue a read and wait for it", which also reports errors. Takes the submit lock briefly.
+  bool WritesFinished(EagerBlobObject* blob);
 
   // Blocks until the instruction is done. Does not re-throw the instruction's error; throws
   // ofl::Error with a hang report (every pending instruction and what it waits for) when no

@@ -1,6 +1,7 @@
 // Direct reads: reading a small tensor back to the host (to_vector, copy_to_host) whose producer
 // finished, on a synchronous host-accessible device, copies it on the calling thread with no
-// instruction. The rules are in vm/THREADING.md, "Direct reads".
+// instruction; Tensor::data_ptr skips its wait the same way when the writers are complete. The
+// rules are in vm/THREADING.md, "Direct reads".
 #include "vm/log.h"
 #include "vm/stream.h"
 #include "vm/virtual_machine.h"
@@ -33,6 +34,17 @@ bool VirtualMachine::TryReadDirect(const BlobArg& arg, DirectReadFn read, void* 
   read(src, context);
   direct_reads_.store(direct_reads_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   return true;
+}
+
+bool VirtualMachine::WritesFinished(EagerBlobObject* blob) {
+  if (closing_.load(std::memory_order_relaxed) || RunningInstruction() != nullptr) return false;
+  std::lock_guard<SubmitMutex> lock(submit_mu_);
+  if (closing_.load(std::memory_order_relaxed)) return false;
+  // done() is set at completion (on an asynchronous device, after its event), and its acquire
+  // makes the writer's data and the blob's allocation visible here. A reaped writer was finished.
+  const Dependence& dep = blob->dependence();
+  if (dep.last_writer && !dep.last_writer->done()) return false;
+  return !blob->error() && blob->allocated();
 }
 
 }  // namespace ofl::vm

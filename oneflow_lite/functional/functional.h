@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "oneflow_lite/device.h"
@@ -22,6 +23,26 @@ Tensor from_host(const void* data, const Shape& shape, DType dtype,
 template <class T>
 Tensor tensor(const std::vector<T>& data, const Shape& shape,
               const Device& device = Device(DeviceType::kCPU, 0));
+// A tensor viewing memory the caller owns, with no copy (torch::from_blob): `data` is the start
+// of the storage, and the view is `shape`, `strides` and `storage_offset`, in elements (strides
+// may be any values >= 0, 0 included; the storage spans from `data` to the last byte of the
+// furthest element the view reaches). The device's memory must be host-accessible (cpu) or be
+// CUDA device memory of that device; any other device (sim) is refused. `data` may be null only
+// when the view has no element. The tensor is like any other: views, ops reading it, in-place ops
+// writing it (into the caller's memory), autograd leaves.
+//
+// on_release (may be empty) is called exactly once, when the memory is the caller's again: after
+// the last tensor viewing the storage died AND every instruction that used it completed. It runs
+// on whichever thread frees the storage (the one dropping the last tensor, a VM worker, a thread
+// waiting for the device) and must not call into oneflow_lite or wait for anything such a thread
+// may hold (vm/THREADING.md, "Memory"); an exception from it is logged and dropped. It is not
+// called in a forked child, nor for a tensor a thread still holds while the process exits (the
+// memory goes with the process). If from_blob throws (InvalidArgument for its arguments,
+// DeviceError for an unusable device, std::bad_alloc), on_release was not called and is
+// destroyed uncalled; nothing else is kept.
+Tensor from_blob(void* data, const Shape& shape, const std::vector<int64_t>& strides,
+                 int64_t storage_offset, DType dtype, const Device& device,
+                 std::function<void()> on_release);
 
 Tensor expand(const Tensor& x, const std::vector<int64_t>& sizes);
 Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);

@@ -1,6 +1,6 @@
 // Functors that create tensors, move bytes between the host and a tensor, and talk to the VM and
-// the pools: empty, from_host, tensor, copy_to_host, sync, memory_stats, empty_cache,
-// set_memory_limit.
+// the pools: empty, from_host, from_blob, tensor, copy_to_host, data_ptr, sync, memory_stats,
+// empty_cache, set_memory_limit.
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -12,6 +12,7 @@
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
 #include "oneflow_lite/functional/global_util.h"
+#include "oneflow_lite/small_object.h"
 #include "ops/array_ops.h"
 #include "vm/copy_policies.h"
 
@@ -87,6 +88,80 @@ Tensor from_host(const void* data, const Shape& shape, DType dtype, const Device
     vm.Wait(access.get(), "from_host");
     vm.ThrowIfFailed(access.get());
   }
+  return out;
+}
+
+namespace {
+// Memory the host can address (cpu), or CUDA device memory: what from_blob may wrap and data_ptr
+// may return.
+bool Addressable(const Device& device) {
+  return device.type() == DeviceType::kCUDA ||
+         kernels::GetBackend(device.type())->host_accessible();
+}
+
+std::string ViewStr(const Shape& shape, const std::vector<int64_t>& strides, int64_t storage_offset,
+                    DType dtype) {
+  return "shape " + shape.str() + ", strides " + ToString(strides) + ", storage_offset " +
+         std::to_string(storage_offset) + ", dtype " + to_string(dtype);
+}
+}  // namespace
+
+Tensor from_blob(void* data, const Shape& shape, const std::vector<int64_t>& strides,
+                 int64_t storage_offset, DType dtype, const Device& device,
+                 std::function<void()> on_release) {
+  ops::CheckDType("from_blob", dtype);
+  const int64_t numel = ops::CheckShape("from_blob", "shape", shape, element_size(dtype));
+  if (static_cast<int64_t>(strides.size()) != shape.ndim()) {
+    throw InvalidArgument("from_blob: strides " + ToString(strides) + " has " +
+                          std::to_string(strides.size()) + " values but shape " + shape.str() +
+                          " has " + std::to_string(shape.ndim()) + " dims");
+  }
+  for (size_t i = 0; i < strides.size(); ++i) {
+    if (strides[i] < 0) {
+      throw InvalidArgument("from_blob: strides " + ToString(strides) + " has negative stride " +
+                            std::to_string(strides[i]) + " at dim " + std::to_string(i) +
+                            " (shape " + shape.str() + ")");
+    }
+  }
+  if (storage_offset < 0) {
+    throw InvalidArgument("from_blob: storage_offset must be >= 0, got " +
+                          std::to_string(storage_offset));
+  }
+  // The storage ends after the furthest element the view reaches; a view of no element reaches
+  // none.
+  int64_t bytes = 0;
+  if (numel > 0) {
+    int64_t last = storage_offset;
+    bool overflow = false;
+    for (int i = 0; i < shape.ndim(); ++i) {
+      int64_t step = 0;
+      overflow |= __builtin_mul_overflow(shape[i] - 1, strides[i], &step);
+      overflow |= __builtin_add_overflow(last, step, &last);
+    }
+    overflow |= __builtin_add_overflow(last, int64_t{1}, &last);
+    overflow |= __builtin_mul_overflow(last, static_cast<int64_t>(element_size(dtype)), &bytes);
+    if (overflow) {
+      throw InvalidArgument("from_blob: the view (" +
+                            ViewStr(shape, strides, storage_offset, dtype) +
+                            ") reaches more bytes than int64 can count");
+    }
+  }
+  if (data == nullptr && bytes > 0) {
+    throw InvalidArgument("from_blob: data is null but the view (" +
+                          ViewStr(shape, strides, storage_offset, dtype) + ") reaches " +
+                          std::to_string(bytes) + " bytes");
+  }
+  if (!Addressable(device)) {
+    throw InvalidArgument("from_blob: device " + device.str() +
+                          " is not supported: the host cannot address its memory and it is not "
+                          "CUDA, so no caller's memory can be its storage (use from_host to copy)");
+  }
+  vm::Stream* stream = vm::VirtualMachine::Get().GetStream(device);  // DeviceError if unusable
+  auto blob = MakeShared<vm::EagerBlobObject>(device, static_cast<size_t>(bytes), stream, dtype);
+  Tensor out(MakeShared<TensorImpl>(shape, Strides(strides), storage_offset, StorageRef(blob)));
+  // Last, so that nothing can throw after the blob owns on_release: a tensor dying before this
+  // line leaves on_release uncalled.
+  blob->SetExternal(data, std::move(on_release));
   return out;
 }
 
@@ -210,6 +285,37 @@ void Tensor::copy_to_host(void* dst, size_t nbytes) const {
   if (dst == nullptr && nbytes > 0) throw InvalidArgument("copy_to_host: dst is null");
   ReadView(
       *this, "copy_to_host", [dst](size_t) { return dst; }, /*caller_memory=*/true);
+}
+
+void* Tensor::data_ptr() const {
+  const TensorImpl& impl = functional::LocalImplOf("data_ptr", *this);
+  if (impl.global()) {
+    throw InvalidArgument("data_ptr: the tensor is global; call to_local() first");
+  }
+  if (!Addressable(impl.device())) {
+    throw InvalidArgument("data_ptr: device " + impl.device().str() +
+                          " is not supported: the host cannot address its memory and it is not "
+                          "CUDA (copy it with to(Device(\"cpu\")) first)");
+  }
+  auto& vm = vm::VirtualMachine::Get();
+  vm::EagerBlobObject* blob = impl.blob().get();
+  if (!vm.WritesFinished(blob)) {
+    // A read of no element of the storage: ordered after every writer (the dependences are the
+    // storage's, not the view's), it touches no byte, so it may run inline on the CPU.
+    const Shape none({0});
+    vm::InstrRef access;
+    vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+      access = b->AccessBlobByCallback(
+          "data_ptr", impl.arg(none, RowMajorStrides(none), 0), [](const kernels::TensorArg&) {},
+          vm::AccessModifier::kConst, /*stream=*/nullptr, /*caller_memory=*/false,
+          /*bounded_copy=*/true);
+    });
+    vm.Wait(access.get(), "data_ptr");
+    vm.ThrowIfFailed(access.get());
+  }
+  char* base = blob->data();
+  if (base == nullptr) return nullptr;
+  return base + impl.offset() * static_cast<int64_t>(element_size(impl.dtype()));
 }
 
 Tensor Tensor::to(const Device& device) const {
