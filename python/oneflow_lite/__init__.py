@@ -46,7 +46,7 @@ from ._C import (
     world_size,
 )
 from . import _tensor  # adds the Python-written Tensor methods
-from ._creation import tensor, from_numpy
+from ._creation import tensor, from_numpy, from_dlpack
 from ._functions import (
     expand,
     repeat,

@@ -69,7 +69,7 @@ def _from_array(a, dtype, device, fn):
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of `data`: nested lists or tuples, a Python number, a numpy
-    array (any dtype oneflow_lite has, any strides) or a Tensor."""
+    array (any dtype oneflow_lite has, any strides), a Tensor, or an object with __dlpack__."""
     _check_dtype_arg(dtype, "tensor")
     if isinstance(data, _C.Tensor):
         t = data.detach().clone()
@@ -79,6 +79,14 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
             t = t.to(device)
     elif isinstance(data, np.ndarray):
         t = _from_array(data, dtype, device, "tensor")
+    elif hasattr(data, "__dlpack__"):
+        src = from_dlpack(data)
+        t = src.clone() if device is None or src.device == device else src.to(device)
+        # The copy reads the producer's memory asynchronously: done before that memory is free to
+        # change again, as tensor() promises.
+        _C.sync()
+        if dtype is not None and dtype is not t.dtype:
+            t = _from_array(t.numpy(), dtype, device, "tensor")
     elif isinstance(data, (list, tuple, builtins.int, builtins.float, builtins.bool, np.generic)):
         if dtype is None:
             dtype = _infer_list_dtype(data)
@@ -92,8 +100,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         t = _from_array(a, dtype, device, "tensor")
     else:
         raise TypeError(
-            "tensor(): argument 'data' must be a list, tuple, number, numpy array or Tensor, "
-            f"not {type(data).__name__}"
+            "tensor(): argument 'data' must be a list, tuple, number, numpy array, Tensor or an "
+            f"object with __dlpack__, not {type(data).__name__}"
         )
     if requires_grad:
         t.requires_grad_(True)
@@ -105,3 +113,11 @@ def from_numpy(a):
     if not isinstance(a, np.ndarray):
         raise TypeError(f"from_numpy(): argument 'a' must be a numpy.ndarray, not {type(a).__name__}")
     return _from_array(a, None, None, "from_numpy")
+
+
+def from_dlpack(x):
+    """A tensor on the memory of `x` (an object with __dlpack__, or a DLPack capsule) with no copy,
+    as torch.from_dlpack; it keeps x's producer alive while any view of it lives. Writes through
+    either side are seen by the other; ops run asynchronously, so an op issued on the tensor may
+    see a later write to x unless ofl.sync() comes between."""
+    return _C.from_dlpack(x)

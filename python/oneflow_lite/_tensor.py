@@ -169,6 +169,50 @@ def __iter__(self):
     return (self[i] for i in range(self.shape[0]))
 
 
+_DLPACK_CPU = 1
+_DLPACK_CUDA = 2
+
+
+def __dlpack_device__(self):
+    """(DLPack device type, index): (1, 0) for cpu, (2, i) for cuda:i."""
+    d = self.device
+    if d.type == "cpu":
+        return (_DLPACK_CPU, 0)
+    if d.type == "cuda":
+        return (_DLPACK_CUDA, d.index)
+    raise BufferError(f"__dlpack_device__: {d} memory has no DLPack device type; call .cpu() first")
+
+
+def __dlpack__(self, stream=None, *, max_version=None, dl_device=None, copy=None):
+    """The tensor's memory as a DLPack capsule, once every instruction writing it completed (so
+    any consumer stream may read it at once); the capsule keeps the storage alive. copy=True
+    exports a copy; dl_device=(1, 0) a copy on the cpu."""
+    if self.is_global:
+        raise BufferError("__dlpack__: the tensor is global; call to_local() first")
+    t = self
+    if dl_device is not None:
+        want = tuple(dl_device)
+        here = __dlpack_device__(self) if self.device.type in ("cpu", "cuda") else None
+        if want != here:
+            if copy is False:
+                raise BufferError(f"__dlpack__: dl_device {want} needs a copy, but copy=False")
+            if want != (_DLPACK_CPU, 0):
+                raise BufferError(f"__dlpack__: cannot export to DLPack device {want}")
+            t, copy = self.cpu(), False
+    kind, _ = __dlpack_device__(t)
+    if kind == _DLPACK_CPU and stream is not None:
+        raise BufferError(f"__dlpack__: a cpu tensor takes stream=None, got {stream!r}")
+    if copy:
+        t = t.clone()
+    try:
+        capsule = _C._dlpack_export(t)
+    except _C.InvalidArgument as e:
+        raise BufferError(str(e)) from None
+    return capsule
+
+
+Tensor.__dlpack__ = __dlpack__
+Tensor.__dlpack_device__ = __dlpack_device__
 Tensor.numpy = numpy
 Tensor.__array__ = __array__
 Tensor.tolist = tolist

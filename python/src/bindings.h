@@ -40,6 +40,9 @@ bool NumberAsDouble(nb::handle h, double* out);
 // Sets the Python error of a C++ error: ofl.InvalidArgument for InvalidArgument, and so on.
 void SetErrorFor(const Error& e);
 
+// Whether the interpreter is up and not finalizing (safe to call without the GIL).
+bool PythonIsRunning();
+
 // A tensor, or None for an undefined one (grad of a leaf that has none, unused inputs).
 nb::object TensorOrNone(Tensor t);
 
@@ -49,6 +52,7 @@ void BindTensor(nb::module_& m);
 void BindFunctions(nb::module_& m);
 void BindRuntime(nb::module_& m);
 void BindGlobal(nb::module_& m);
+void BindDlpack(nb::module_& m);
 // Replaces Tensor.expand/repeat/reshape/view/permute and ofl.empty/zeros/ones with their fast
 // forms (fastcall.cpp); after BindTensor and BindFunctions.
 void BindFastCalls(nb::module_& m, nb::handle tensor_type);

@@ -35,16 +35,8 @@ PyObject* NewError(nb::module_& m, const char* name, PyObject* bases, const char
 // wait at exit then keeps the GIL: no other Python thread runs any more).
 thread_local PyThreadState* released_for_wait = nullptr;
 
-bool PythonRunning() {
-#if PY_VERSION_HEX >= 0x030D0000
-  return Py_IsInitialized() && !Py_IsFinalizing();
-#else
-  return Py_IsInitialized() && !_Py_IsFinalizing();
-#endif
-}
-
 void ReleaseGilForWait() {
-  if (PythonRunning() && PyGILState_Check()) released_for_wait = PyEval_SaveThread();
+  if (PythonIsRunning() && PyGILState_Check()) released_for_wait = PyEval_SaveThread();
 }
 
 void TakeGilAfterWait() {
@@ -59,6 +51,14 @@ std::string TypeName(nb::handle h) { return nb::type_name(h.type()).c_str(); }
 bool IsFloat(nb::handle h) { return PyFloat_Check(h.ptr()); }
 
 }  // namespace
+
+bool PythonIsRunning() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+  return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
 
 void SetErrorFor(const Error& e) {
   PyObject* cls = error_cls;
@@ -248,5 +248,6 @@ NB_MODULE(_C, m) {
   BindFunctions(m);
   BindRuntime(m);
   BindGlobal(m);
+  BindDlpack(m);
   BindFastCalls(m, m.attr("Tensor"));
 }

@@ -1,0 +1,184 @@
+// DLPack both ways. ofl.from_dlpack(x): a tensor on x's memory, no copy (ofl::from_blob), which
+// keeps x's producer alive until the last view of it is gone and every instruction using it
+// completed. Tensor.__dlpack__: the tensor's memory as a "dltensor" capsule, handed out only once
+// every instruction writing it completed (Tensor::data_ptr), the capsule holding the tensor.
+#include <nanobind/ndarray.h>
+
+#include <Python.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "python/src/bindings.h"
+
+namespace ofl::python {
+namespace {
+
+// A producer's array, kept until the runtime lets its memory go. Dropping it takes the GIL, and
+// the runtime may let go on one of its workers, so drops are queued and run by the interpreter
+// (Py_AddPendingCall), or by the next from_dlpack call, whichever comes first.
+struct Kept {
+  nb::ndarray<> array;
+};
+
+std::mutex drops_mu;
+std::vector<Kept*>* drops = new std::vector<Kept*>;  // never freed: used until the process ends
+bool drop_call_pending = false;
+
+void DrainDrops() {  // with the GIL held
+  std::vector<Kept*> todo;
+  {
+    std::lock_guard<std::mutex> lock(drops_mu);
+    todo.swap(*drops);
+    drop_call_pending = false;
+  }
+  for (Kept* k : todo) delete k;
+}
+
+int DrainDropsCall(void*) {
+  DrainDrops();
+  return 0;
+}
+
+void QueueDrop(Kept* k) {  // from any thread, with or without the GIL
+  bool schedule = false;
+  {
+    std::lock_guard<std::mutex> lock(drops_mu);
+    drops->push_back(k);
+    if (!drop_call_pending) schedule = drop_call_pending = true;
+  }
+  // Once Python is gone the arrays are left to the process's end.
+  if (schedule && PythonIsRunning() && Py_AddPendingCall(&DrainDropsCall, nullptr) != 0) {
+    std::lock_guard<std::mutex> lock(drops_mu);
+    drop_call_pending = false;  // the interpreter's queue was full: the next call retries
+  }
+}
+
+DType DTypeOfDlpack(const nb::dlpack::dtype& d) {
+  using Code = nb::dlpack::dtype_code;
+  if (d.lanes == 1) {
+    switch (static_cast<Code>(d.code)) {
+      case Code::Bool:
+        if (d.bits == 8) return DType::kBool;
+        break;
+      case Code::UInt:
+        if (d.bits == 8) return DType::kUInt8;
+        break;
+      case Code::Int:
+        if (d.bits == 8) return DType::kInt8;
+        if (d.bits == 16) return DType::kInt16;
+        if (d.bits == 32) return DType::kInt32;
+        if (d.bits == 64) return DType::kInt64;
+        break;
+      case Code::Float:
+        if (d.bits == 16) return DType::kFloat16;
+        if (d.bits == 32) return DType::kFloat32;
+        if (d.bits == 64) return DType::kFloat64;
+        break;
+      case Code::Bfloat:
+        if (d.bits == 16) return DType::kBFloat16;
+        break;
+      default:
+        break;
+    }
+  }
+  throw nb::type_error(("from_dlpack(): the array's DLPack dtype (code " + std::to_string(d.code) +
+                        ", " + std::to_string(d.bits) + " bits, " + std::to_string(d.lanes) +
+                        " lanes) has no oneflow_lite dtype")
+                           .c_str());
+}
+
+nb::dlpack::dtype DlpackOf(DType d) {
+  using Code = nb::dlpack::dtype_code;
+  auto make = [](Code c, int bits) {
+    nb::dlpack::dtype t;
+    t.code = static_cast<uint8_t>(c);
+    t.bits = static_cast<uint8_t>(bits);
+    t.lanes = 1;
+    return t;
+  };
+  switch (d) {
+    case DType::kBool:
+      return make(Code::Bool, 8);
+    case DType::kUInt8:
+      return make(Code::UInt, 8);
+    case DType::kInt8:
+      return make(Code::Int, 8);
+    case DType::kInt16:
+      return make(Code::Int, 16);
+    case DType::kInt32:
+      return make(Code::Int, 32);
+    case DType::kInt64:
+      return make(Code::Int, 64);
+    case DType::kFloat16:
+      return make(Code::Float, 16);
+    case DType::kBFloat16:
+      return make(Code::Bfloat, 16);
+    case DType::kFloat32:
+      return make(Code::Float, 32);
+    case DType::kFloat64:
+      return make(Code::Float, 64);
+  }
+  throw InvalidArgument("__dlpack__: unknown dtype");
+}
+
+Tensor FromDlpack(nb::handle x) {
+  DrainDrops();
+  nb::ndarray<> a;
+  if (!nb::try_cast(x, a)) {
+    throw nb::type_error((std::string("from_dlpack(): argument 'x' must be a writable array with "
+                                      "__dlpack__ (or a DLPack capsule), not ") +
+                          nb::type_name(x.type()).c_str())
+                             .c_str());
+  }
+  Device device(DeviceType::kCPU, 0);
+  if (a.device_type() == nb::device::cuda::value) {
+    device = Device(DeviceType::kCUDA, a.device_id());
+  } else if (a.device_type() != nb::device::cpu::value) {
+    throw InvalidArgument("from_dlpack: the array is on DLPack device type " +
+                          std::to_string(a.device_type()) +
+                          "; oneflow_lite takes cpu (1) and cuda (2) memory");
+  }
+  const DType dtype = DTypeOfDlpack(a.dtype());
+  std::vector<int64_t> shape(a.ndim()), strides(a.ndim());
+  for (size_t i = 0; i < a.ndim(); ++i) {
+    shape[i] = static_cast<int64_t>(a.shape(i));
+    strides[i] = a.stride(i);
+  }
+  auto kept = std::make_unique<Kept>(Kept{a});
+  Kept* raw = kept.get();
+  Tensor t =
+      from_blob(a.data(), Shape(shape), strides, 0, dtype, device, [raw] { QueueDrop(raw); });
+  kept.release();  // the tensor's storage owns it now
+  return t;
+}
+
+// The tensor as a "dltensor" capsule (nanobind makes one for an array of no framework).
+nb::object DlpackExport(const Tensor& t) {
+  void* data;
+  {
+    nb::gil_scoped_release r;
+    data = t.data_ptr();  // waits for the tensor's writers
+  }
+  const size_t ndim = static_cast<size_t>(t.dim());
+  std::vector<size_t> shape(ndim);
+  for (size_t i = 0; i < ndim; ++i) shape[i] = static_cast<size_t>(t.shape()[i]);
+  const std::vector<int64_t>& strides = t.stride();
+  const Device d = t.device();
+  const int device_type = d.is_cuda() ? nb::device::cuda::value : nb::device::cpu::value;
+  nb::capsule owner(new Tensor(t), [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  nb::ndarray<> arr(data, ndim, shape.data(), owner, strides.data(), DlpackOf(t.dtype()),
+                    device_type, d.index());
+  return nb::cast(arr);
+}
+
+}  // namespace
+
+void BindDlpack(nb::module_& m) {
+  m.def("from_dlpack", &FromDlpack, nb::arg("x").none());
+  m.def("_dlpack_export", &DlpackExport);
+}
+
+}  // namespace ofl::python
