@@ -186,6 +186,8 @@ Tensor TensorFromBools(const std::vector<bool>& data, const Shape& shape, const 
 
 namespace {
 // Copies a host-accessible view into the memory dst_of(nbytes) returns, in row-major order.
+constexpr size_t kParallelReadBytes = size_t{1} << 20;
+
 struct HostRead {
   std::function<void*(size_t)>* dst_of;
   size_t nbytes;
@@ -195,7 +197,9 @@ struct HostRead {
   void operator()(const kernels::TensorArg& src) const {
     void* dst = (*dst_of)(nbytes);
     if (nbytes == 0) return;
-    if (contiguous) {
+    // A large read goes through the copy kernel even when contiguous: it splits the copy over
+    // oneTBB's threads and writes with streaming stores (python_bench: numpy() of 64 MiB).
+    if (contiguous && nbytes < kParallelReadBytes) {
       std::memcpy(dst, src.data, nbytes);
       return;
     }
