@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kernels/device_backend.h"
+#include "kernels/parallel.h"
 #include "oneflow_lite/autograd.h"
 #include "oneflow_lite/autograd/graph.h"
 #include "oneflow_lite/functional/functional.h"
@@ -186,7 +187,15 @@ Tensor TensorFromBools(const std::vector<bool>& data, const Shape& shape, const 
 
 namespace {
 // Copies a host-accessible view into the memory dst_of(nbytes) returns, in row-major order.
-constexpr size_t kParallelReadBytes = size_t{1} << 20;
+// The smallest piece of a contiguous read one thread copies.
+constexpr size_t kReadGrainBytes = size_t{1} << 20;
+constexpr size_t kPageBytes = 4096;
+
+// Maps in the pages of [p, p + n) for writing, one byte per page (the range is about to be
+// overwritten). (MADV_POPULATE_WRITE measured slower here: it maps small pages.)
+void PrefaultForWrite(char* p, size_t n) {
+  for (size_t off = 0; off < n; off += kPageBytes) p[off] = 0;
+}
 
 struct HostRead {
   std::function<void*(size_t)>* dst_of;
@@ -197,10 +206,19 @@ struct HostRead {
   void operator()(const kernels::TensorArg& src) const {
     void* dst = (*dst_of)(nbytes);
     if (nbytes == 0) return;
-    // A large read goes through the copy kernel even when contiguous: it splits the copy over
-    // oneTBB's threads and writes with streaming stores (python_bench: numpy() of 64 MiB).
-    if (contiguous && nbytes < kParallelReadBytes) {
-      std::memcpy(dst, src.data, nbytes);
+    if (contiguous) {
+      // A large read is split over oneTBB's threads, with plain stores: the destination is often
+      // memory just faulted in (numpy's new array), which is in cache already, where streaming
+      // stores would lose (python_bench: numpy() of 64 MiB).
+      const auto* from = static_cast<const char*>(src.data);
+      auto* to = static_cast<char*>(dst);
+      // Fresh memory is faulted in here, by one thread, first: page faults taken by several
+      // threads at once in one region cost twice as much (the whole copy is overwritten anyway).
+      if (nbytes >= kReadGrainBytes) PrefaultForWrite(to, nbytes);
+      kernels::ParallelFor(tbb::blocked_range<size_t>(0, nbytes, kReadGrainBytes),
+                           [&](const tbb::blocked_range<size_t>& r) {
+                             std::memcpy(to + r.begin(), from + r.begin(), r.size());
+                           });
       return;
     }
     kernels::KernelContext ctx;
