@@ -81,12 +81,9 @@ _IMPLIED_DTYPES = (_C.float32, _C.int64, _C.bool)
 
 def __repr__(self):
     prefix = "tensor("
-    if self.is_global:
-        a = _values(self)
-    else:
-        a = _values(self)
+    a = _values(self)  # a global tensor's logical values (a collective: every rank prints)
     if a.size == 0:
-        body = "[]" if a.ndim <= 1 else "[]"
+        body = "[]"
     else:
         body = np.array2string(a, separator=", ", prefix=prefix, threshold=1000, edgeitems=3)
     parts = [body]
