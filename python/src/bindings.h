@@ -53,6 +53,7 @@ void BindFunctions(nb::module_& m);
 void BindRuntime(nb::module_& m);
 void BindGlobal(nb::module_& m);
 void BindDlpack(nb::module_& m);
+void BindBenchCalls(nb::module_& m);  // bench_calls.cpp: for tools/bench/python_bench.py
 // Replaces Tensor.expand/repeat/reshape/view/permute and ofl.empty/zeros/ones with their fast
 // forms (fastcall.cpp); after BindTensor and BindFunctions.
 void BindFastCalls(nb::module_& m, nb::handle tensor_type);

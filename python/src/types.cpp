@@ -249,5 +249,6 @@ NB_MODULE(_C, m) {
   BindRuntime(m);
   BindGlobal(m);
   BindDlpack(m);
+  BindBenchCalls(m);
   BindFastCalls(m, m.attr("Tensor"));
 }

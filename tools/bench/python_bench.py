@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """oneflow_lite from Python against PyTorch from Python, and against its own C++ calls.
 
-    python tools/bench/python_bench.py BUILD_BENCH_DIR [--runs 5]
+    python tools/bench/python_bench.py [--runs 5]
 
 Run it with a Python that has oneflow_lite (pip install .), numpy and torch (PyPI's build)
-installed; BUILD_BENCH_DIR holds tools/bench/ofl_bench_python_cases (a build with
--DOFL_BUILD_BENCH=ON). Each of the runs starts one child Python process that times every case,
-and one run of ofl_bench_python_cases that times the same calls from C++; a figure is the median
-over its repetitions within a run, and the table gives the median and the worst over the runs.
+installed. Each of the runs starts one child Python process that times every case; the same calls
+made from C++ are timed in that process too (oneflow_lite._C._time_cpp_calls), alternating with
+the Python loop, so the Python layer's cost is the difference of figures taken moments apart. A
+figure is the median over its repetitions within a run; the table gives the median and the worst
+over the runs.
 
 Cases, per call on tiny tensors (1000 calls, then one sync; torch is synchronous and runs on one
 intra-op thread, after every ofl case):
@@ -27,6 +28,14 @@ import time
 CALLS = 1000
 REPS = 7
 BIG = 64 << 20
+
+
+def loop_ns(fn, sync):
+    t0 = time.perf_counter_ns()
+    for _ in range(CALLS):
+        fn()
+    sync()
+    return (time.perf_counter_ns() - t0) / CALLS
 
 
 def per_call_ns(fn, sync):
@@ -84,9 +93,17 @@ def child():
         ),
     }
     # Every ofl case first, then every torch case: torch's intra-op threads may still spin after
-    # its calls and would take a core from the VM's worker.
+    # its calls and would take a core from the VM's worker. Each Python loop alternates with the
+    # same calls made from C++.
     for name, (f_ofl, _) in cases.items():
-        out[name] = {"ofl": per_call_ns(f_ofl, ofl.sync)}
+        loop_ns(f_ofl, ofl.sync)  # warm-up
+        py, cpp = [], []
+        for _ in range(REPS):
+            py.append(loop_ns(f_ofl, ofl.sync))
+            cpp.append(ofl._C._time_cpp_calls(name, CALLS))
+        out[name] = {"ofl": statistics.median(py), "cpp": statistics.median(cpp)}
+    for name, (_, f_torch) in cases.items():
+        out[name]["torch"] = per_call_ns(f_torch, nothing)
 
     src = np.random.default_rng(0).integers(0, 255, size=BIG, dtype=np.uint8).view(np.float32)
     dst = np.empty_like(src)
@@ -96,8 +113,6 @@ def child():
         "numpy": once_ns(lambda: np.copyto(dst, src)),
     }
     out["numpy_64MiB"] = {"ofl": once_ns(lambda: t.numpy()), "numpy": once_ns(lambda: src.copy())}
-    for name, (_, f_torch) in cases.items():
-        out[name]["torch"] = per_call_ns(f_torch, nothing)
     small = np.zeros(256, np.float32)
     out["from_dlpack"] = {
         "ofl_1KiB": once_ns(lambda: ofl.from_dlpack(small), 101),
@@ -106,36 +121,18 @@ def child():
     print(json.dumps(out))
 
 
-def cpp_run(build):
-    exe = f"{build}/tools/bench/ofl_bench_python_cases"
-    r = subprocess.run(
-        [exe, "--benchmark_format=json", "--benchmark_repetitions=5",
-         "--benchmark_report_aggregates_only=true"],
-        check=True, capture_output=True, text=True,
-    )
-    res = {}
-    for bm in json.loads(r.stdout)["benchmarks"]:
-        if bm.get("aggregate_name") == "median":
-            res[bm["run_name"].split("/")[0]] = bm["ns_per_op"]
-    return res
-
-
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    p.add_argument("build", nargs="?")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
         return child()
-    if not args.build:
-        p.error("give the benchmark build directory")
     runs = []
     for i in range(args.runs):
-        cpp = cpp_run(args.build)
         r = subprocess.run([sys.executable, __file__, "--child"], check=True, capture_output=True,
                            text=True)
-        runs.append({"cpp": cpp, "py": json.loads(r.stdout)})
+        runs.append({"py": json.loads(r.stdout)})
         print(f"run {i + 1}/{args.runs} done", file=sys.stderr)
 
     def col(get):
@@ -151,8 +148,8 @@ def main():
     print("| --- | --- | --- | --- | --- | --- |")
     for name in ("py_expand_contiguous", "py_repeat", "py_empty", "py_add_sum_backward"):
         o = col(lambda r: r["py"][name]["ofl"])
-        c = col(lambda r: r["cpp"][name])
-        d = col(lambda r: r["py"][name]["ofl"] - r["cpp"][name])
+        c = col(lambda r: r["py"][name]["cpp"])
+        d = col(lambda r: r["py"][name]["ofl"] - r["py"][name]["cpp"])
         t = col(lambda r: r["py"][name]["torch"])
         ratio = col(lambda r: r["py"][name]["torch"] / r["py"][name]["ofl"])
         # The worst ratio is the smallest one.
