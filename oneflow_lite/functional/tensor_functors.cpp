@@ -186,7 +186,6 @@ Tensor TensorFromBools(const std::vector<bool>& data, const Shape& shape, const 
 }  // namespace detail
 
 namespace {
-// Copies a host-accessible view into the memory dst_of(nbytes) returns, in row-major order.
 // The smallest piece of a contiguous read one thread copies.
 constexpr size_t kReadGrainBytes = size_t{1} << 20;
 constexpr size_t kPageBytes = 4096;
@@ -197,6 +196,7 @@ void PrefaultForWrite(char* p, size_t n) {
   for (size_t off = 0; off < n; off += kPageBytes) p[off] = 0;
 }
 
+// Copies a host-accessible view into the memory dst_of(nbytes) returns, in row-major order.
 struct HostRead {
   std::function<void*(size_t)>* dst_of;
   size_t nbytes;

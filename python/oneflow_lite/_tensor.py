@@ -223,5 +223,3 @@ Tensor.__str__ = __repr__
 Tensor.grad_fn = property(_grad_fn)
 Tensor.__getitem__ = __getitem__
 Tensor.__iter__ = __iter__
-# Tensors compare by identity (no elementwise ==): hashable, as dict keys.
-Tensor.__hash__ = object.__hash__

@@ -6,6 +6,7 @@
 #include <nanobind/nanobind.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,19 @@ void SetErrorFor(const Error& e);
 
 // Whether the interpreter is up and not finalizing (safe to call without the GIL).
 bool PythonIsRunning();
+
+// Held over an op call. The GIL stays held: the waits inside the runtime release it themselves
+// (the wait hooks, types.cpp), so a call that does not wait pays nothing for it. A global tensor's
+// op may exchange with the other ranks on this thread, so for one the GIL is released for the call.
+class ReleaseIfGlobal {
+ public:
+  explicit ReleaseIfGlobal(const Tensor& t) {
+    if (t.is_global()) release_.emplace();
+  }
+
+ private:
+  std::optional<nb::gil_scoped_release> release_;
+};
 
 // A tensor, or None for an undefined one (grad of a leaf that has none, unused inputs).
 nb::object TensorOrNone(Tensor t);

@@ -85,19 +85,12 @@ struct PermuteM {
 };
 
 template <class M>
-Tensor RunOp(const Tensor& t, const std::vector<int64_t>& v) {
-  if (t.is_global()) {  // may exchange with the other ranks: let other threads run meanwhile
-    nb::gil_scoped_release r;
-    return M::Run(t, v);
-  }
-  return M::Run(t, v);  // waits inside release the GIL themselves (the wait hooks)
-}
-
-template <class M>
 PyObject* SizesMethod(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   try {
     const Tensor& t = *nb::inst_ptr<Tensor>(self);
-    return Return(RunOp<M>(t, FastInts(args, nargs, M::kName, M::kArg)));
+    std::vector<int64_t> v = FastInts(args, nargs, M::kName, M::kArg);
+    ReleaseIfGlobal r(t);
+    return Return(M::Run(t, v));
   } catch (...) {
     return RaiseCurrent();
   }

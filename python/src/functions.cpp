@@ -15,11 +15,6 @@ namespace {
 
 using Release = nb::gil_scoped_release;
 
-Tensor Finish(Tensor t, bool requires_grad) {
-  if (requires_grad) t.requires_grad_(true);
-  return t;
-}
-
 // Grad mode off while the object lives between __enter__ and __exit__ (ofl.no_grad).
 class NoGradScope {
  public:
@@ -89,7 +84,9 @@ void BindFunctions(nb::module_& m) {
                                                           : DType::kFloat32;
         DType d = ArgDType(dtype, "full", fallback);
         Device dev = ArgDevice(device, "full");
-        return Finish(ofl::full(shape, v, d, dev), requires_grad);
+        Tensor t = ofl::full(shape, v, d, dev);
+        if (requires_grad) t.requires_grad_(true);
+        return t;
       },
       nb::arg("size").none(), nb::arg("fill_value").none(), nb::arg("dtype") = nb::none(),
       nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);

@@ -8,7 +8,6 @@
 
 #include <Python.h>
 
-#include <optional>
 #include <utility>
 
 #include "python/src/bindings.h"
@@ -17,29 +16,6 @@ namespace ofl::python {
 namespace {
 
 using Release = nb::gil_scoped_release;
-
-// Runs an op call. The GIL stays held: the waits inside the runtime release it themselves (the
-// wait hooks, types.cpp), so a call that does not wait pays nothing for it. A global tensor's op
-// may exchange with the other ranks on this thread, so it releases the GIL for the whole call.
-template <class F>
-Tensor Call(const Tensor& t, F f) {
-  if (t.is_global()) {
-    Release r;
-    return f();
-  }
-  return f();
-}
-
-// The same for calls written out in place: the GIL released only for a global tensor's call.
-class ReleaseIfGlobal {
- public:
-  explicit ReleaseIfGlobal(const Tensor& t) {
-    if (t.is_global()) release_.emplace();
-  }
-
- private:
-  std::optional<Release> release_;
-};
 
 nb::tuple IntTuple(const int64_t* v, size_t n) {
   PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(n));
@@ -184,7 +160,8 @@ void BindTensor(nb::module_& m) {
          "expand_as",
          [](const Tensor& t, const Tensor& other) {
            std::vector<int64_t> v = other.shape().vec();
-           return Call(t, [&] { return t.expand(v); });
+           ReleaseIfGlobal r(t);
+           return t.expand(v);
          },
          nb::arg("other"))
       .def(
@@ -204,7 +181,8 @@ void BindTensor(nb::module_& m) {
             std::vector<int64_t> perm(static_cast<size_t>(n));
             for (int64_t i = 0; i < n; ++i) perm[i] = i;
             if (n > 0) std::swap(perm[(a + n) % n], perm[(b + n) % n]);
-            return Call(t, [&] { return t.permute(perm); });
+            ReleaseIfGlobal r(t);
+            return t.permute(perm);
           },
           nb::arg("dim0").none(), nb::arg("dim1").none())
       .def(
@@ -212,11 +190,20 @@ void BindTensor(nb::module_& m) {
           [](const Tensor& t, nb::handle dim, nb::handle start, nb::handle length) {
             int64_t d = ArgInt(dim, "narrow", "dim"), s = ArgInt(start, "narrow", "start"),
                     l = ArgInt(length, "narrow", "length");
-            return Call(t, [&] { return t.narrow(d, s, l); });
+            ReleaseIfGlobal r(t);
+            return t.narrow(d, s, l);
           },
           nb::arg("dim").none(), nb::arg("start").none(), nb::arg("length").none())
-      .def("contiguous", [](const Tensor& t) { return Call(t, [&] { return t.contiguous(); }); })
-      .def("clone", [](const Tensor& t) { return Call(t, [&] { return t.clone(); }); })
+      .def("contiguous",
+           [](const Tensor& t) {
+             ReleaseIfGlobal r(t);
+             return t.contiguous();
+           })
+      .def("clone",
+           [](const Tensor& t) {
+             ReleaseIfGlobal r(t);
+             return t.clone();
+           })
       .def("detach", &Tensor::detach)
       .def(
           "to",
@@ -236,7 +223,11 @@ void BindTensor(nb::module_& m) {
   DefBinary(cls, "__sub__", "__rsub__", [](const auto& x, const auto& y) { return x - y; });
   DefBinary(cls, "__mul__", "__rmul__", [](const auto& x, const auto& y) { return x * y; });
   DefBinary(cls, "__truediv__", "__rtruediv__", [](const auto& x, const auto& y) { return x / y; });
-  cls.def("__neg__", [](const Tensor& a) { return Call(a, [&] { return -a; }); })
+  cls.def("__neg__",
+          [](const Tensor& a) {
+            ReleaseIfGlobal r(a);
+            return -a;
+          })
       .def(
           "__iadd__",
           [](nb::handle self, nb::handle o) {

@@ -72,6 +72,11 @@ TEST(BuiltinCallOpTest, BadAttrsNameTheOpAndTheValues) {
   const auto f64 = static_cast<int64_t>(DType::kFloat64);
   ExpectThrowWith<InvalidArgument>([&] { call_op("narrow", {x}, {0}); },
                                    {"narrow", "{dim, start, length}", "got 1"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        call_op("clone", {x}, {1, 2});
+      },
+      {"clone", "no attrs", "got 2"});
   ExpectThrowWith<InvalidArgument>([&] { call_op("reduce_sum_to", {x}, {}); },
                                    {"reduce_sum_to", "{dtype, target...}", "no attrs"});
   ExpectThrowWith<InvalidArgument>(

@@ -125,3 +125,15 @@ def test_device_objects():
     assert ofl.device("cpu") != "sim:0"
     assert ofl.zeros(2, device=d).device == "sim:0"
     assert ofl.device_count("cpu") >= 1
+
+
+def test_dtypes_pickle_to_themselves():
+    import pickle
+
+    for d in (ofl.float32, ofl.bfloat16, ofl.bool):
+        assert pickle.loads(pickle.dumps(d)) is d
+
+
+def test_tensor_of_a_list_holding_tensors():
+    t = ofl.tensor([ofl.tensor(1.5), 2.0, ofl.tensor(3.0)])
+    assert t.dtype is ofl.float32 and t.tolist() == [1.5, 2.0, 3.0]

@@ -116,3 +116,29 @@ def test_errors_inside_the_vm_surface_at_the_next_wait():
     finally:
         ofl.set_memory_limit("sim:0", 0)
     still_works("sim:0")
+
+
+def test_python_layer_messages():
+    t = ofl.ones(2, 3)
+    with pytest.raises(IndexError, match=r"size\(\): dim 2 is out of range for a 2-dim tensor"):
+        t.size(2)
+    with pytest.raises(TypeError, match="grad must be a Tensor or None, not int"):
+        t.grad = 3
+    with pytest.raises(TypeError, match=r"mul_\(\): argument 'value' must be a number, not oneflow_lite._C.Tensor"):
+        t.mul_(ofl.ones(2, 3))
+    with pytest.raises(TypeError, match="only integer tensors of a single element can be an index"):
+        [1, 2][ofl.tensor(1.0)]
+    assert [1, 2][ofl.tensor(1)] == 2
+    with pytest.raises(ValueError, match="always gives numpy a copy"):
+        t.__array__(copy=False)
+    with pytest.raises(ofl.InvalidArgument, match="unknown device type 'nope'"):
+        ofl.device("nope", 0)
+    with pytest.raises(TypeError, match=r"empty\(\): argument 'requires_grad' must be a bool, not str"):
+        ofl.empty(2, requires_grad="yes")
+    with pytest.raises(TypeError, match=r"zeros\(\) got an unexpected keyword argument 'shape'"):
+        ofl.zeros(2, shape=3)
+    with pytest.raises(ofl.InvalidArgument, match="truth value of a tensor with 6 elements"):
+        bool(t)
+    with pytest.raises(TypeError, match="has no oneflow_lite dtype"):
+        ofl.from_dlpack(np.array([1 + 2j]))
+    still_works()

@@ -62,6 +62,9 @@ def test_ops_on_global_tensors():
     np.testing.assert_array_equal(e.numpy(), np.broadcast_to(logical().reshape(2 * N, 6), (2, 2 * N, 6)))
     r = t.repeat(1, 2)
     np.testing.assert_array_equal(r.numpy(), np.tile(logical(), (1, 2)))
+    c = t.clone()  # every SBP passes: each rank copies its shard
+    assert c.sbp == (ofl.sbp.split(0),)
+    np.testing.assert_array_equal(c.to_local().numpy(), t.to_local().numpy())
 
 
 def test_gradients_refused_on_every_rank():
