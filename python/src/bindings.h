@@ -57,8 +57,34 @@ class ReleaseIfGlobal {
   std::optional<nb::gil_scoped_release> release_;
 };
 
+// The Python class of Tensor, set once by BindTensor: the hot paths check and make tensor objects
+// through it rather than through nanobind's lookup of the C++ type.
+extern PyTypeObject* tensor_type;
+inline bool IsTensor(nb::handle h) { return PyObject_TypeCheck(h.ptr(), tensor_type) != 0; }
+inline Tensor& TensorOf(nb::handle h) { return *nb::inst_ptr<Tensor>(h); }
+// A new Python tensor object holding t (a new reference; throws nb::python_error if Python cannot
+// allocate it).
+PyObject* NewTensorObject(Tensor t);
 // A tensor, or None for an undefined one (grad of a leaf that has none, unused inputs).
 nb::object TensorOrNone(Tensor t);
+
+// For the raw CPython functions (fastcall.cpp, operators.cpp): sets the exception being handled
+// as the Python error it stands for (ofl.Error's classes, TypeError, ...) and returns null.
+PyObject* RaiseCurrent();
+
+// t += other and t -= other with a tensor or a number (add_, sub_ and the operators); a TypeError
+// naming `fn` for anything else.
+void AddInPlace(Tensor& t, nb::handle other, const char* fn);
+void SubInPlace(Tensor& t, nb::handle other, const char* fn);
+// Page-aligned host memory of at least `bytes` for a numpy array numpy() returns, at *data; the
+// capsule owns it (the array's base). A large buffer goes back to a bounded cache when the capsule
+// dies, so the next array of its size finds its pages mapped (host_buffers.cpp).
+nb::capsule TakeHostBuffer(size_t bytes, void** data);
+void EmptyHostBufferCache();    // frees the cached buffers (ofl.empty_cache("cpu"))
+size_t HostBufferCacheBytes();  // the bytes cached now
+
+// Tensor's number slots (operators.cpp), given to the class when BindTensor makes it.
+const PyType_Slot* TensorNumberSlots();
 
 void BindErrors(nb::module_& m);
 void BindTypes(nb::module_& m);

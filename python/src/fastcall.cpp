@@ -1,20 +1,20 @@
-// The hottest calls as raw CPython vectorcall functions (METH_FASTCALL): Tensor.expand, repeat,
-// reshape, view and permute with their sizes as *ints or one sequence, and ofl.empty, zeros and
-// ones with (*size, dtype=, device=, requires_grad=). They skip the argument tuple and the
-// overload dispatch of a nanobind function, which cost more than the op's own bookkeeping on tiny
-// tensors (README, "Python": the Python layer's cost per call). Everything else is nanobind's.
+// The hottest calls as raw CPython vectorcall functions: Tensor.expand, repeat, reshape, view and
+// permute with their sizes as *ints or one sequence; contiguous, clone and detach; sum(dim=None,
+// keepdim=False); backward(gradient=None, retain_graph=False); and ofl.empty, zeros and ones with
+// (*size, dtype=, device=, requires_grad=). They skip the argument tuple and the overload dispatch
+// of a nanobind function, which cost more than the op's own bookkeeping on tiny tensors (README,
+// "Python": the Python layer's cost per call). The other methods are nanobind's.
 #include <Python.h>
 
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "python/src/bindings.h"
 
 namespace ofl::python {
-namespace {
 
-// The exception being handled as the Python error it stands for; returns null for the caller.
 PyObject* RaiseCurrent() {
   try {
     throw;
@@ -44,6 +44,8 @@ PyObject* RaiseCurrent() {
   return nullptr;
 }
 
+namespace {
+
 // *ints or one tuple/list of ints, as ArgInts does for a nanobind argument tuple.
 std::vector<int64_t> FastInts(PyObject* const* args, Py_ssize_t nargs, const char* fn,
                               const char* arg) {
@@ -55,7 +57,54 @@ std::vector<int64_t> FastInts(PyObject* const* args, Py_ssize_t nargs, const cha
   return out;
 }
 
-PyObject* Return(Tensor t) { return nb::cast(std::move(t)).release().ptr(); }
+// Matches keyword arguments to `names` (the slots of `out` after the `npos` positional ones
+// already there): a TypeError naming `fn` for an unknown keyword or one given twice.
+void ParseKeywords(const char* fn, PyObject* const* kwargs, PyObject* kwnames,
+                   std::initializer_list<const char*> names, Py_ssize_t npos, nb::handle* out) {
+  if (kwnames == nullptr) return;
+  const Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t i = 0; i < nkw; ++i) {
+    const char* key = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, i));
+    if (key == nullptr) throw nb::python_error();
+    Py_ssize_t slot = 0;
+    for (const char* name : names) {
+      if (std::strcmp(key, name) == 0) break;
+      ++slot;
+    }
+    if (slot == static_cast<Py_ssize_t>(names.size())) {
+      throw nb::type_error(
+          (std::string(fn) + "() got an unexpected keyword argument '" + key + "'").c_str());
+    }
+    if (slot < npos) {
+      throw nb::type_error(
+          (std::string(fn) + "() got multiple values for argument '" + key + "'").c_str());
+    }
+    out[slot] = kwargs[i];
+  }
+}
+
+// Up to names.size() positional arguments, then keywords, into `out` (left as it is where not
+// given: the caller's defaults).
+void ParseArgs(const char* fn, PyObject* const* args, size_t nargsf, PyObject* kwnames,
+               std::initializer_list<const char*> names, nb::handle* out) {
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (nargs > static_cast<Py_ssize_t>(names.size())) {
+    throw nb::type_error((std::string(fn) + "() takes at most " + std::to_string(names.size()) +
+                          " arguments (" + std::to_string(nargs) + " given)")
+                             .c_str());
+  }
+  for (Py_ssize_t i = 0; i < nargs; ++i) out[i] = args[i];
+  ParseKeywords(fn, args + nargs, kwnames, names, nargs, out);
+}
+
+bool ArgBool(nb::handle h, const char* fn, const char* arg) {
+  if (!PyBool_Check(h.ptr())) {
+    throw nb::type_error((std::string(fn) + "(): argument '" + arg + "' must be a bool, not " +
+                          nb::type_name(h.type()).c_str())
+                             .c_str());
+  }
+  return h.ptr() == Py_True;
+}
 
 // Tensor.<name>(*sizes): one template per method, named by its Python name and argument.
 struct ExpandM {
@@ -87,10 +136,10 @@ struct PermuteM {
 template <class M>
 PyObject* SizesMethod(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   try {
-    const Tensor& t = *nb::inst_ptr<Tensor>(self);
+    const Tensor& t = TensorOf(self);
     std::vector<int64_t> v = FastInts(args, nargs, M::kName, M::kArg);
     ReleaseIfGlobal r(t);
-    return Return(M::Run(t, v));
+    return NewTensorObject(M::Run(t, v));
   } catch (...) {
     return RaiseCurrent();
   }
@@ -100,6 +149,92 @@ template <class M>
 PyMethodDef SizesMethodDef() {
   return {M::kName, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&SizesMethod<M>)),
           METH_FASTCALL, nullptr};
+}
+
+// Tensor.<name>() with no arguments, returning a tensor.
+struct ContiguousM {
+  static constexpr const char* kName = "contiguous";
+  static Tensor Run(const Tensor& t) { return t.contiguous(); }
+};
+struct CloneM {
+  static constexpr const char* kName = "clone";
+  static Tensor Run(const Tensor& t) { return t.clone(); }
+};
+struct DetachM {
+  static constexpr const char* kName = "detach";
+  static Tensor Run(const Tensor& t) { return t.detach(); }
+};
+
+template <class M>
+PyObject* NoArgsMethod(PyObject* self, PyObject*) {
+  try {
+    const Tensor& t = TensorOf(self);
+    ReleaseIfGlobal r(t);
+    return NewTensorObject(M::Run(t));
+  } catch (...) {
+    return RaiseCurrent();
+  }
+}
+
+template <class M>
+PyMethodDef NoArgsMethodDef() {
+  return {M::kName, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&NoArgsMethod<M>)),
+          METH_NOARGS, nullptr};
+}
+
+// Tensor.sum(dim=None, keepdim=False): dim an int or a tuple/list of ints.
+PyObject* SumMethod(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  try {
+    nb::handle a[2] = {Py_None, Py_False};
+    ParseArgs("sum", args, nargsf, kwnames, {"dim", "keepdim"}, a);
+    const bool keepdim = ArgBool(a[1], "sum", "keepdim");
+    const Tensor& t = TensorOf(self);
+    if (a[0].is_none()) {
+      ReleaseIfGlobal r(t);
+      Tensor s = t.sum();
+      return NewTensorObject(
+          keepdim ? s.reshape(std::vector<int64_t>(static_cast<size_t>(t.dim()), 1)) : s);
+    }
+    std::vector<int64_t> dims = PyTuple_Check(a[0].ptr()) || PyList_Check(a[0].ptr())
+                                    ? ArgIntSequence(a[0], "sum", "dim")
+                                    : std::vector<int64_t>{ArgInt(a[0], "sum", "dim")};
+    ReleaseIfGlobal r(t);
+    return NewTensorObject(t.sum(dims, keepdim));
+  } catch (...) {
+    return RaiseCurrent();
+  }
+}
+
+// Tensor.backward(gradient=None, retain_graph=False). The GIL is released for the whole pass.
+PyObject* BackwardMethod(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  try {
+    nb::handle a[2] = {Py_None, Py_False};
+    ParseArgs("backward", args, nargsf, kwnames, {"gradient", "retain_graph"}, a);
+    const bool retain_graph = ArgBool(a[1], "backward", "retain_graph");
+    Tensor g;
+    if (IsTensor(a[0])) {
+      g = TensorOf(a[0]);
+    } else if (!a[0].is_none()) {
+      throw nb::type_error(
+          (std::string("backward(): argument 'gradient' must be a Tensor or None, not ") +
+           nb::type_name(a[0].type()).c_str())
+              .c_str());
+    }
+    const Tensor& t = TensorOf(self);
+    {
+      nb::gil_scoped_release r;
+      t.backward(g, retain_graph);
+    }
+    Py_RETURN_NONE;
+  } catch (...) {
+    return RaiseCurrent();
+  }
+}
+
+template <class F>
+PyMethodDef KeywordsMethodDef(const char* name, F* f) {
+  return {name, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f)),
+          METH_FASTCALL | METH_KEYWORDS, nullptr};
 }
 
 // ofl.empty / zeros / ones(*size, dtype=None, device=None, requires_grad=False).
@@ -120,37 +255,14 @@ template <class F>
 PyObject* SizedFactory(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
   try {
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    nb::handle dtype = Py_None, device = Py_None, requires_grad = Py_False;
-    if (kwnames != nullptr) {
-      const Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
-      for (Py_ssize_t i = 0; i < nkw; ++i) {
-        const char* key = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, i));
-        if (key == nullptr) return nullptr;
-        PyObject* value = args[nargs + i];
-        if (std::strcmp(key, "dtype") == 0) {
-          dtype = value;
-        } else if (std::strcmp(key, "device") == 0) {
-          device = value;
-        } else if (std::strcmp(key, "requires_grad") == 0) {
-          requires_grad = value;
-        } else {
-          throw nb::type_error(
-              (std::string(F::kName) + "() got an unexpected keyword argument '" + key + "'")
-                  .c_str());
-        }
-      }
-    }
-    if (!PyBool_Check(requires_grad.ptr())) {
-      throw nb::type_error((std::string(F::kName) +
-                            "(): argument 'requires_grad' must be a bool, not " +
-                            nb::type_name(requires_grad.type()).c_str())
-                               .c_str());
-    }
+    nb::handle kw[3] = {Py_None, Py_None, Py_False};  // dtype, device, requires_grad
+    ParseKeywords(F::kName, args + nargs, kwnames, {"dtype", "device", "requires_grad"}, 0, kw);
+    const bool requires_grad = ArgBool(kw[2], F::kName, "requires_grad");
     Shape shape(FastInts(args, nargs, F::kName, "size"));
     Tensor t =
-        F::Run(shape, ArgDType(dtype, F::kName, DType::kFloat32), ArgDevice(device, F::kName));
-    if (requires_grad.ptr() == Py_True) t.requires_grad_(true);
-    return Return(std::move(t));
+        F::Run(shape, ArgDType(kw[0], F::kName, DType::kFloat32), ArgDevice(kw[1], F::kName));
+    if (requires_grad) t.requires_grad_(true);
+    return NewTensorObject(std::move(t));
   } catch (...) {
     return RaiseCurrent();
   }
@@ -163,9 +275,16 @@ PyMethodDef SizedFactoryDef() {
 }
 
 // The definitions live as long as the functions made from them: the process.
-PyMethodDef kMethods[] = {SizesMethodDef<ExpandM>(), SizesMethodDef<RepeatM>(),
-                          SizesMethodDef<ReshapeM>(), SizesMethodDef<ViewM>(),
-                          SizesMethodDef<PermuteM>()};
+PyMethodDef kMethods[] = {SizesMethodDef<ExpandM>(),
+                          SizesMethodDef<RepeatM>(),
+                          SizesMethodDef<ReshapeM>(),
+                          SizesMethodDef<ViewM>(),
+                          SizesMethodDef<PermuteM>(),
+                          NoArgsMethodDef<ContiguousM>(),
+                          NoArgsMethodDef<CloneM>(),
+                          NoArgsMethodDef<DetachM>(),
+                          KeywordsMethodDef("sum", &SumMethod),
+                          KeywordsMethodDef("backward", &BackwardMethod)};
 PyMethodDef kFactories[] = {SizedFactoryDef<EmptyF>(), SizedFactoryDef<ZerosF>(),
                             SizedFactoryDef<OnesF>()};
 

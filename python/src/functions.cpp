@@ -158,6 +158,7 @@ void BindRuntime(nb::module_& m) {
       "empty_cache",
       [](nb::handle device) {
         Device d = ArgDevice(device, "empty_cache");
+        if (d.is_cpu()) EmptyHostBufferCache();  // numpy()'s cached arrays, too
         Release r;
         ofl::empty_cache(d);
       },

@@ -1,7 +1,8 @@
-// oneflow_lite.Tensor: the C++ Tensor as a Python class. Every call that issues work or may wait
-// (back-pressure, reads, backward) parses its Python arguments first, then releases the GIL for
-// the C++ call. The methods written in Python (numpy, tolist, item, __repr__, __getitem__, ...)
-// are added to the class by oneflow_lite/_tensor.py.
+// oneflow_lite.Tensor: the C++ Tensor as a Python class. Every call parses its Python arguments
+// before it issues work. Op calls keep the GIL (ReleaseIfGlobal, bindings.h); calls that copy bulk
+// data or run a backward release it. The operators are the class's number slots (operators.cpp),
+// the hottest methods raw vectorcall functions (fastcall.cpp), and the methods written in Python
+// (numpy, tolist, item, __repr__, __getitem__, ...) are added by oneflow_lite/_tensor.py.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -24,80 +25,23 @@ nb::tuple IntTuple(const int64_t* v, size_t n) {
   return nb::steal<nb::tuple>(t);
 }
 
-// A binary op with a tensor or a Python number on the other side (`reflected`: the other side
-// is the left operand); NotImplemented for anything else, so Python raises its own TypeError (or
-// tries the other operand's method). `op` takes (Tensor, Tensor), (Tensor, double) and (double,
-// Tensor).
-template <class Op>
-nb::object Binary(const Tensor& a, nb::handle b, bool reflected, Op op) {
-  Tensor out;
-  if (nb::isinstance<Tensor>(b)) {
-    const Tensor& bt = *nb::inst_ptr<Tensor>(b);
-    ReleaseIfGlobal r(a.is_global() ? a : bt);
-    out = reflected ? op(bt, a) : op(a, bt);
-  } else {
-    double v;
-    if (!NumberAsDouble(b, &v)) return nb::borrow(Py_NotImplemented);
-    ReleaseIfGlobal r(a);
-    out = reflected ? op(v, a) : op(a, v);
+// The numpy element type of a dtype's values (bfloat16 as uint16: numpy has no bfloat16).
+nb::dlpack::dtype NumpyDType(DType d) {
+  using Code = nb::dlpack::dtype_code;
+  const uint8_t bits = static_cast<uint8_t>(element_size(d) * 8);
+  switch (d) {
+    case DType::kBool:
+      return {static_cast<uint8_t>(Code::Bool), bits, 1};
+    case DType::kUInt8:
+    case DType::kBFloat16:
+      return {static_cast<uint8_t>(Code::UInt), bits, 1};
+    case DType::kFloat16:
+    case DType::kFloat32:
+    case DType::kFloat64:
+      return {static_cast<uint8_t>(Code::Float), bits, 1};
+    default:
+      return {static_cast<uint8_t>(Code::Int), bits, 1};
   }
-  return nb::cast(std::move(out));
-}
-
-// Defines the operator `name` and its reflected form `rname`.
-template <class Op>
-void DefBinary(nb::class_<Tensor>& cls, const char* name, const char* rname, Op op) {
-  cls.def(
-      name, [op](const Tensor& a, nb::handle b) { return Binary(a, b, false, op); },
-      nb::arg("other").none());
-  cls.def(
-      rname, [op](const Tensor& a, nb::handle b) { return Binary(a, b, true, op); },
-      nb::arg("other").none());
-}
-
-// The tensor `value` as a 0-dim tensor of t's dtype and device, for in-place ops with a number.
-Tensor ScalarLike(const Tensor& t, double value) {
-  return ofl::full(Shape(std::vector<int64_t>{}), value, t.dtype(), t.device());
-}
-
-// In-place add_/sub_ with a tensor or a number; returns self.
-template <class Op>
-nb::object InPlace(nb::handle self, nb::handle other, const char* fn, Op op) {
-  Tensor& t = *nb::inst_ptr<Tensor>(self);
-  if (nb::isinstance<Tensor>(other)) {
-    const Tensor& o = *nb::inst_ptr<Tensor>(other);
-    ReleaseIfGlobal r(t.is_global() ? t : o);
-    op(t, o);
-  } else {
-    double v;
-    if (!NumberAsDouble(other, &v)) {
-      throw nb::type_error((std::string(fn) +
-                            "(): argument 'other' must be a Tensor or a number, "
-                            "not " +
-                            nb::type_name(other.type()).c_str())
-                               .c_str());
-    }
-    ReleaseIfGlobal r(t);
-    op(t, ScalarLike(t, v));
-  }
-  return nb::borrow(self);
-}
-
-std::vector<int64_t> SumDims(nb::handle dim) {
-  if (PyTuple_Check(dim.ptr()) || PyList_Check(dim.ptr())) {
-    return ArgIntSequence(dim, "sum", "dim");
-  }
-  return {ArgInt(dim, "sum", "dim")};
-}
-
-Tensor Sum(const Tensor& t, nb::handle dim, bool keepdim) {
-  ReleaseIfGlobal r(t);
-  if (dim.is_none()) {
-    Tensor s = t.sum();
-    return keepdim ? s.reshape(std::vector<int64_t>(static_cast<size_t>(t.dim()), 1)) : s;
-  }
-  std::vector<int64_t> dims = SumDims(dim);
-  return t.sum(dims, keepdim);
 }
 
 // The `sbp` argument of to_global: one sbp, or a tuple/list holding one.
@@ -114,7 +58,8 @@ Sbp ArgSbp(nb::handle h) {
 }  // namespace
 
 void BindTensor(nb::module_& m) {
-  nb::class_<Tensor> cls(m, "Tensor");
+  nb::class_<Tensor> cls(m, "Tensor", nb::type_slots(TensorNumberSlots()));
+  tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   // Geometry
   cls.def_prop_ro("shape",
                   [](const Tensor& t) {
@@ -194,17 +139,6 @@ void BindTensor(nb::module_& m) {
             return t.narrow(d, s, l);
           },
           nb::arg("dim").none(), nb::arg("start").none(), nb::arg("length").none())
-      .def("contiguous",
-           [](const Tensor& t) {
-             ReleaseIfGlobal r(t);
-             return t.contiguous();
-           })
-      .def("clone",
-           [](const Tensor& t) {
-             ReleaseIfGlobal r(t);
-             return t.clone();
-           })
-      .def("detach", &Tensor::detach)
       .def(
           "to",
           [](const Tensor& t, nb::handle device) {
@@ -215,60 +149,21 @@ void BindTensor(nb::module_& m) {
           nb::arg("device"))
       .def(
           "cpu", [](const Tensor& t) { return t.to(Device(DeviceType::kCPU, 0)); },
-          nb::call_guard<Release>())
-      .def("sum", &Sum, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
+          nb::call_guard<Release>());
 
-  // Arithmetic: a tensor or a number on either side.
-  DefBinary(cls, "__add__", "__radd__", [](const auto& x, const auto& y) { return x + y; });
-  DefBinary(cls, "__sub__", "__rsub__", [](const auto& x, const auto& y) { return x - y; });
-  DefBinary(cls, "__mul__", "__rmul__", [](const auto& x, const auto& y) { return x * y; });
-  DefBinary(cls, "__truediv__", "__rtruediv__", [](const auto& x, const auto& y) { return x / y; });
-  cls.def("__neg__",
-          [](const Tensor& a) {
-            ReleaseIfGlobal r(a);
-            return -a;
-          })
-      .def(
-          "__iadd__",
-          [](nb::handle self, nb::handle o) {
-            return InPlace(self, o, "__iadd__", [](Tensor& t, const Tensor& x) { t.add_(x); });
-          },
-          nb::arg("other").none())
-      .def(
-          "__isub__",
-          [](nb::handle self, nb::handle o) {
-            return InPlace(self, o, "__isub__", [](Tensor& t, const Tensor& x) { t.sub_(x); });
-          },
-          nb::arg("other").none())
-      .def(
-          "__imul__",
-          [](nb::handle self, nb::handle o) -> nb::object {
-            Tensor& t = *nb::inst_ptr<Tensor>(self);
-            double v;
-            if (NumberAsDouble(o, &v)) {
-              Release r;
-              t.mul_(v);
-            } else if (nb::isinstance<Tensor>(o)) {
-              // No mul_ by a tensor in the C++ API: the product, written back in place.
-              const Tensor& x = *nb::inst_ptr<Tensor>(o);
-              Release r;
-              t.copy_(t * x);
-            } else {
-              return nb::borrow(Py_NotImplemented);
-            }
-            return nb::borrow(self);
-          },
-          nb::arg("other").none())
-      .def(
-          "add_",
-          [](nb::handle self, nb::handle o) {
-            return InPlace(self, o, "add_", [](Tensor& t, const Tensor& x) { t.add_(x); });
-          },
-          nb::arg("other").none())
+  // In-place arithmetic (the operators are the class's number slots: operators.cpp).
+  cls.def(
+         "add_",
+         [](nb::handle self, nb::handle o) {
+           AddInPlace(TensorOf(self), o, "add_");
+           return nb::borrow(self);
+         },
+         nb::arg("other").none())
       .def(
           "sub_",
           [](nb::handle self, nb::handle o) {
-            return InPlace(self, o, "sub_", [](Tensor& t, const Tensor& x) { t.sub_(x); });
+            SubInPlace(TensorOf(self), o, "sub_");
+            return nb::borrow(self);
           },
           nb::arg("other").none())
       .def(
@@ -344,8 +239,8 @@ void BindTensor(nb::module_& m) {
           [](Tensor& t, nb::handle g) {
             if (g.is_none()) {
               t.set_grad(Tensor());
-            } else if (nb::isinstance<Tensor>(g)) {
-              t.set_grad(*nb::inst_ptr<Tensor>(g));
+            } else if (IsTensor(g)) {
+              t.set_grad(TensorOf(g));
             } else {
               throw nb::type_error((std::string("grad must be a Tensor or None, not ") +
                                     nb::type_name(g.type()).c_str())
@@ -355,25 +250,7 @@ void BindTensor(nb::module_& m) {
           nb::arg("value").none())
       .def_prop_ro("_grad_fn_name", &Tensor::grad_fn_name)
       .def("retain_grad", &Tensor::retain_grad)
-      .def("_version", &Tensor::version)
-      .def(
-          "backward",
-          [](const Tensor& t, nb::handle gradient, bool retain_graph) {
-            Tensor g;
-            if (!gradient.is_none()) {
-              if (!nb::isinstance<Tensor>(gradient)) {
-                throw nb::type_error(
-                    (std::string("backward(): argument 'gradient' must be a Tensor or None, "
-                                 "not ") +
-                     nb::type_name(gradient.type()).c_str())
-                        .c_str());
-              }
-              g = *nb::inst_ptr<Tensor>(gradient);
-            }
-            Release r;
-            t.backward(g, retain_graph);
-          },
-          nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = false);
+      .def("_version", &Tensor::version);
 
   // Global tensors
   cls.def(
@@ -389,13 +266,24 @@ void BindTensor(nb::module_& m) {
       .def_prop_ro("placement", &Tensor::placement)
       .def_prop_ro("sbp", [](const Tensor& t) { return nb::make_tuple(t.sbp()); });
 
-  // Reads into a C-contiguous numpy array of the tensor's shape and item size (Tensor.numpy).
-  m.def("_read_into", [](const Tensor& t, nb::ndarray<nb::c_contig, nb::device::cpu> out) {
-    const size_t nbytes = out.nbytes();
-    void* data = out.data();
-    Release r;
-    t.copy_to_host(data, nbytes);
+  // The values as a new numpy array (bfloat16 as its uint16 bits) in host memory the array owns
+  // (host_buffers.cpp: a large array's memory is reused once it died, with its pages mapped).
+  // Waits for the writers; a global tensor's logical values (a collective).
+  m.def("_to_numpy", [](const Tensor& t) {
+    const Shape& shape = t.shape();
+    std::vector<size_t> dims(shape.begin(), shape.end());
+    const size_t nbytes = static_cast<size_t>(t.numel()) * element_size(t.dtype());
+    void* data = nullptr;
+    nb::capsule owner = TakeHostBuffer(nbytes, &data);
+    {
+      Release r;
+      t.copy_to_host(data, nbytes);
+    }
+    return nb::ndarray<nb::numpy>(data, dims.size(), dims.data(), owner, nullptr,
+                                  NumpyDType(t.dtype()))
+        .cast();
   });
+  m.def("_host_buffer_cache_bytes", &HostBufferCacheBytes);
 }
 
 }  // namespace ofl::python

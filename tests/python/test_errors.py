@@ -142,3 +142,28 @@ def test_python_layer_messages():
     with pytest.raises(TypeError, match="has no oneflow_lite dtype"):
         ofl.from_dlpack(np.array([1 + 2j]))
     still_works()
+
+
+def test_keyword_and_count_errors_of_the_vectorcall_calls():
+    t = ofl.ones(2, 3)
+    with pytest.raises(TypeError, match=r"sum\(\) got an unexpected keyword argument 'axis'"):
+        t.sum(axis=0)
+    with pytest.raises(TypeError, match=r"sum\(\) got multiple values for argument 'dim'"):
+        t.sum(0, dim=1)
+    with pytest.raises(TypeError, match=r"sum\(\) takes at most 2 arguments \(3 given\)"):
+        t.sum(0, True, 1)
+    with pytest.raises(TypeError, match=r"sum\(\): argument 'keepdim' must be a bool, not int"):
+        t.sum(0, 1)
+    s = ofl.ones(2, requires_grad=True).sum()
+    with pytest.raises(TypeError, match=r"backward\(\): argument 'retain_graph' must be a bool, not str"):
+        s.backward(retain_graph="yes")
+    with pytest.raises(TypeError, match=r"backward\(\): argument 'gradient' must be a Tensor or None, not int"):
+        s.backward(1)
+    with pytest.raises(TypeError, match=r"backward\(\) got an unexpected keyword argument 'create_graph'"):
+        s.backward(create_graph=True)
+    with pytest.raises(TypeError, match="takes no arguments"):
+        t.contiguous(1)
+    with pytest.raises(TypeError, match=r"__iadd__\(\): argument 'other' must be a Tensor or a number, not str"):
+        t += "x"
+    s.backward()  # the refused calls left the graph as it was
+    still_works()

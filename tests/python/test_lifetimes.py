@@ -44,3 +44,22 @@ def test_exit_with_live_tensors_and_queued_work():
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
+
+
+def test_numpy_arrays_outlive_shutdown_and_exit():
+    # numpy() hands out memory of the cpu pool, owned by the array: the array stays valid after
+    # shutdown (and after every tensor died), and the interpreter's exit frees it cleanly.
+    r = run_child(
+        """
+        import oneflow_lite as ofl
+        t = ofl.ones(1 << 18) * 3
+        a, b = t.numpy(), (t + 1).numpy()
+        del t
+        ofl.shutdown()
+        a[0] = 7.0
+        print(float(a[0]), float(a[1]), float(b.sum()), a.flags.writeable)
+        del a
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"7.0 3.0 {4.0 * (1 << 18)} True"

@@ -58,3 +58,29 @@ def test_tracing(tmp_path):
     ofl.ones(2).sum().item()
     ofl.trace.stop(str(tmp_path / "t2.json"))
     assert (tmp_path / "t2.json").exists()
+
+
+def test_numpy_reuses_the_memory_of_dead_large_arrays(device):
+    # numpy() of a large tensor takes host memory the extension caches when the array dies, so a
+    # read of that size again finds its pages mapped; a live array's memory is never handed out,
+    # and empty_cache("cpu") frees the cache. The cache is not a device pool's memory.
+    ofl.empty_cache("cpu")
+    t = ofl.ones(1 << 20, device=device)  # 4 MiB
+    a = t.numpy()
+    p = a.ctypes.data
+    assert ofl._C._host_buffer_cache_bytes() == 0
+    del a
+    assert ofl._C._host_buffer_cache_bytes() == 4 << 20
+    b = t.numpy()
+    assert b.ctypes.data == p and ofl._C._host_buffer_cache_bytes() == 0
+    c = (t * 2).numpy()
+    assert c.ctypes.data != p
+    b[:] = 5
+    d = t.numpy()
+    assert (c == 2).all() and (d == 1).all()
+    before = ofl.memory_stats("cpu")["allocated_bytes"]
+    del b, c, d
+    assert ofl._C._host_buffer_cache_bytes() == 12 << 20
+    assert ofl.memory_stats("cpu")["allocated_bytes"] == before
+    ofl.empty_cache("cpu")
+    assert ofl._C._host_buffer_cache_bytes() == 0

@@ -6,12 +6,13 @@
 Run it with a Python that has oneflow_lite (pip install .), numpy and torch (PyPI's build)
 installed. Each of the runs starts one child Python process that times every case; the same calls
 made from C++ are timed in that process too (oneflow_lite._C._time_cpp_calls), alternating with
-the Python loop, so the Python layer's cost is the difference of figures taken moments apart. A
-figure is the median over its repetitions within a run; the table gives the median and the worst
-over the runs.
+the Python loop, so the Python layer's cost is the median of the differences of pairs of figures
+taken moments apart (and per call: divided by the number of calls the statement makes). A figure
+is the median over its repetitions within a run; the table gives the median and the worst over
+the runs.
 
 Cases, per call on tiny tensors (1000 calls, then one sync; torch is synchronous and runs on one
-intra-op thread, after every ofl case):
+intra-op thread, after every ofl case). Each statement is inlined in a for loop, as timeit does:
   x.expand(2, 4, 5, 3).contiguous(), x.repeat(2, 1, 2, 1) with x of shape (4, 1, 3),
   empty(4, 3), (a + b).sum().backward() with a, b of shape (4, 1, 3) requiring grad.
 Copies of 64 MiB: ofl.from_numpy(a) against np.copyto into an array numpy allocated before,
@@ -20,37 +21,37 @@ t.numpy() against a.copy() (both allocate the destination); from_dlpack of 1 KiB
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
 import time
 
 CALLS = 1000
-REPS = 7
+REPS = 15
 BIG = 64 << 20
 
 
-def loop_ns(fn, sync):
+def compile_loop(stmt, env):
+    """A function running `stmt` n times in a for loop, with `env` as its globals: the statement is
+    inlined in the loop as timeit does, so no call of a Python function is timed with it."""
+    code = f"def _loop(_n):\n    for _ in range(_n):\n        {stmt}\n"
+    local = {}
+    exec(code, env, local)
+    return local["_loop"]
+
+
+def loop_ns(loop, sync):
     t0 = time.perf_counter_ns()
-    for _ in range(CALLS):
-        fn()
+    loop(CALLS)
     sync()
     return (time.perf_counter_ns() - t0) / CALLS
 
 
-def per_call_ns(fn, sync):
+def per_call_ns(loop, sync):
     """Median over REPS of (CALLS calls, then sync) in ns per call, after a warm-up."""
-    for _ in range(CALLS):
-        fn()
-    sync()
-    times = []
-    for _ in range(REPS):
-        t0 = time.perf_counter_ns()
-        for _ in range(CALLS):
-            fn()
-        sync()
-        times.append((time.perf_counter_ns() - t0) / CALLS)
-    return statistics.median(times)
+    loop_ns(loop, sync)
+    return statistics.median(loop_ns(loop, sync) for _ in range(REPS))
 
 
 def once_ns(fn, reps=REPS):
@@ -79,19 +80,18 @@ def child():
     ta = tx.clone().requires_grad_()
     tb = tx.clone().requires_grad_()
     ofl.sync()
-    nothing = lambda: None  # noqa: E731
+    env = {"ofl": ofl, "torch": torch, "x": x, "a": a, "b": b, "tx": tx, "ta": ta, "tb": tb}
     cases = {
-        "py_expand_contiguous": (
-            lambda: x.expand(2, 4, 5, 3).contiguous(),
-            lambda: tx.expand(2, 4, 5, 3).contiguous(),
-        ),
-        "py_repeat": (lambda: x.repeat(2, 1, 2, 1), lambda: tx.repeat(2, 1, 2, 1)),
-        "py_empty": (lambda: ofl.empty(4, 3), lambda: torch.empty(4, 3)),
-        "py_add_sum_backward": (
-            lambda: (a + b).sum().backward(),
-            lambda: (ta + tb).sum().backward(),
-        ),
+        name: (compile_loop(s_ofl, env), compile_loop(s_torch, env))
+        for name, s_ofl, s_torch in (
+            ("py_expand_contiguous", "x.expand(2, 4, 5, 3).contiguous()",
+             "tx.expand(2, 4, 5, 3).contiguous()"),
+            ("py_repeat", "x.repeat(2, 1, 2, 1)", "tx.repeat(2, 1, 2, 1)"),
+            ("py_empty", "ofl.empty(4, 3)", "torch.empty(4, 3)"),
+            ("py_add_sum_backward", "(a + b).sum().backward()", "(ta + tb).sum().backward()"),
+        )
     }
+    nothing = lambda: None  # noqa: E731
     # Every ofl case first, then every torch case: torch's intra-op threads may still spin after
     # its calls and would take a core from the VM's worker. Each Python loop alternates with the
     # same calls made from C++.
@@ -101,7 +101,10 @@ def child():
         for _ in range(REPS):
             py.append(loop_ns(f_ofl, ofl.sync))
             cpp.append(ofl._C._time_cpp_calls(name, CALLS))
-        out[name] = {"ofl": statistics.median(py), "cpp": statistics.median(cpp)}
+        # The layer is the median of the paired differences: each pair is timed moments apart,
+        # so a change of the machine's speed between repetitions does not enter it.
+        layer = statistics.median(p - c for p, c in zip(py, cpp))
+        out[name] = {"ofl": statistics.median(py), "cpp": statistics.median(cpp), "layer": layer}
     for name, (_, f_torch) in cases.items():
         out[name]["torch"] = per_call_ns(f_torch, nothing)
 
@@ -130,7 +133,10 @@ def main():
         return child()
     runs = []
     for i in range(args.runs):
-        r = subprocess.run([sys.executable, __file__, "--child"], check=True, capture_output=True,
+        # numpy's OpenBLAS threads would spin on the cores beside the timed loops; no case uses
+        # BLAS, so they get one thread.
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+        r = subprocess.run([sys.executable, __file__, "--child"], check=True, capture_output=True, env=env,
                            text=True)
         runs.append({"py": json.loads(r.stdout)})
         print(f"run {i + 1}/{args.runs} done", file=sys.stderr)
@@ -144,18 +150,21 @@ def main():
           f"{args.runs} runs, each the median of its repetitions; median / worst of the runs")
     print()
     print("| case | ofl from Python (ns) | same calls from C++ (ns) | Python layer (ns) | "
-          "torch from Python (ns) | torch / ofl |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for name in ("py_expand_contiguous", "py_repeat", "py_empty", "py_add_sum_backward"):
+          "layer per call (ns) | torch from Python (ns) | torch / ofl |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    # How many calls each statement makes (the backward counts as one).
+    calls = {"py_expand_contiguous": 2, "py_repeat": 1, "py_empty": 1, "py_add_sum_backward": 4}
+    for name, n in calls.items():
         o = col(lambda r: r["py"][name]["ofl"])
         c = col(lambda r: r["py"][name]["cpp"])
-        d = col(lambda r: r["py"][name]["ofl"] - r["py"][name]["cpp"])
+        d = col(lambda r: r["py"][name]["layer"])
         t = col(lambda r: r["py"][name]["torch"])
         ratio = col(lambda r: r["py"][name]["torch"] / r["py"][name]["ofl"])
         # The worst ratio is the smallest one.
         ratio_worst = min(r["py"][name]["torch"] / r["py"][name]["ofl"] for r in runs)
         print(f"| {name[3:]} | {o[0]:.0f} / {o[1]:.0f} | {c[0]:.0f} / {c[1]:.0f} | "
-              f"{d[0]:.0f} / {d[1]:.0f} | {t[0]:.0f} / {t[1]:.0f} | "
+              f"{d[0]:.0f} / {d[1]:.0f} | {d[0] / n:.0f} / {d[1] / n:.0f} | "
+              f"{t[0]:.0f} / {t[1]:.0f} | "
               f"{ratio[0]:.2f}x / {ratio_worst:.2f}x |")
     print()
     print("| copy of 64 MiB | ofl (ms) | numpy (ms) | ofl / numpy |")
