@@ -57,6 +57,17 @@ std::vector<int64_t> FastInts(PyObject* const* args, Py_ssize_t nargs, const cha
   return out;
 }
 
+// A size as *ints or one tuple/list of ints, made in place when it has few dims (no vector).
+Shape FastShape(PyObject* const* args, Py_ssize_t nargs, const char* fn) {
+  constexpr Py_ssize_t kFew = 6;
+  if (nargs <= kFew && !(nargs == 1 && (PyTuple_Check(args[0]) || PyList_Check(args[0])))) {
+    int64_t dims[kFew];
+    for (Py_ssize_t i = 0; i < nargs; ++i) dims[i] = ArgInt(args[i], fn, "size");
+    return Shape(dims, static_cast<int>(nargs));
+  }
+  return Shape(FastInts(args, nargs, fn, "size"));
+}
+
 // Matches keyword arguments to `names` (the slots of `out` after the `npos` positional ones
 // already there): a TypeError naming `fn` for an unknown keyword or one given twice.
 void ParseKeywords(const char* fn, PyObject* const* kwargs, PyObject* kwnames,
@@ -258,7 +269,7 @@ PyObject* SizedFactory(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyOb
     nb::handle kw[3] = {Py_None, Py_None, Py_False};  // dtype, device, requires_grad
     ParseKeywords(F::kName, args + nargs, kwnames, {"dtype", "device", "requires_grad"}, 0, kw);
     const bool requires_grad = ArgBool(kw[2], F::kName, "requires_grad");
-    Shape shape(FastInts(args, nargs, F::kName, "size"));
+    Shape shape = FastShape(args, nargs, F::kName);
     Tensor t =
         F::Run(shape, ArgDType(kw[0], F::kName, DType::kFloat32), ArgDevice(kw[1], F::kName));
     if (requires_grad) t.requires_grad_(true);
