@@ -8,13 +8,8 @@
 #include <mutex>
 #include <vector>
 
-#include "kernels/cpu/cpu_backend.h"
+#include "kernels/builtin_device.h"
 #include "kernels/kernel.h"
-#include "kernels/sim/sim_backend.h"
-#ifdef OFL_WITH_CUDA
-#include "kernels/cuda/cuda_backend.h"
-#include "kernels/cuda/cuda_kernel_list.h"
-#endif
 
 namespace ofl {
 
@@ -34,16 +29,15 @@ struct BackendTable {
   // Set by the first GetBackend of a type (the VM making a pool or stream, a transfer): from then
   // on devices of the type hold the backend's memory and streams, so it can no longer be replaced.
   std::array<std::atomic<bool>, kMaxDeviceTypes> used{};
+  // The built-in types (builtin_device.h), registered while the library loads and read after.
+  std::array<BuiltinDevice, kMaxDeviceTypes> builtin{};
+  std::array<bool, kMaxDeviceTypes> is_builtin{};
+  std::array<std::once_flag, kMaxDeviceTypes> made;  // a built-in backend is made once
 };
 
 BackendTable& Table() {
-  static BackendTable* table = [] {
-    auto* t = new BackendTable();  // never destroyed: workers use backends while the process exits
-    auto cpu = std::make_shared<cpu::CpuBackend>();
-    t->by_type[static_cast<int>(DeviceType::kCPU)].store(cpu.get());
-    t->keep.push_back(std::move(cpu));
-    return t;
-  }();
+  // Never destroyed: workers use backends while the process exits.
+  static BackendTable* table = new BackendTable();
   return *table;
 }
 
@@ -71,27 +65,29 @@ void InstallUnused(const std::string& name, DeviceType type,
 }
 }  // namespace
 
+void RegisterBuiltinDevice(const BuiltinDevice& entry) {
+  const int v = static_cast<int>(entry.type);
+  BackendTable& t = Table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.builtin[v] = entry;
+  t.is_builtin[v] = true;
+}
+
+const BuiltinDevice* FindBuiltinDevice(DeviceType type) {
+  const int v = static_cast<int>(type);
+  if (v < 0 || v >= kMaxDeviceTypes || !Table().is_builtin[v]) return nullptr;
+  return &Table().builtin[v];
+}
+
 DeviceBackend* TryGetBackend(DeviceType type) {
   const int v = static_cast<int>(type);
   if (v < 0 || v >= kMaxDeviceTypes) return nullptr;
   BackendTable& t = Table();
   DeviceBackend* b = t.by_type[v].load(std::memory_order_acquire);
-  if (b == nullptr && type == DeviceType::kSim) {
-    static std::once_flag sim_once;
-    std::call_once(sim_once, [] { Install(DeviceType::kSim, sim::SimBackend::SharedInstance()); });
+  if (b == nullptr && t.is_builtin[v] && t.builtin[v].make != nullptr) {
+    std::call_once(t.made[v], [&t, type, v] { Install(type, t.builtin[v].make()); });
     b = t.by_type[v].load(std::memory_order_acquire);
   }
-#ifdef OFL_WITH_CUDA
-  // Made on first use too: a program that never names "cuda" never calls the CUDA runtime.
-  if (b == nullptr && type == DeviceType::kCUDA) {
-    static std::once_flag cuda_once;
-    std::call_once(cuda_once, [] {
-      cuda::RegisterCudaKernels(DeviceType::kCUDA);
-      Install(DeviceType::kCUDA, std::make_shared<cuda::CudaBackend>());
-    });
-    b = t.by_type[v].load(std::memory_order_acquire);
-  }
-#endif
   return b;
 }
 
@@ -106,11 +102,8 @@ DeviceBackend* GetBackend(DeviceType type) {
     }
   }
   if (b == nullptr) {
-    if (type == DeviceType::kCUDA) {
-      throw DeviceError(
-          "cuda: this oneflow_lite was built without CUDA (OFL_WITH_CUDA=OFF, or no nvcc when it "
-          "was built); use Device(\"cpu\") or Device(\"sim:0\")");
-    }
+    const BuiltinDevice* builtin = FindBuiltinDevice(type);
+    if (builtin != nullptr && builtin->missing != nullptr) throw DeviceError(builtin->missing);
     throw DeviceError(to_string(type) +
                       ": no device backend is registered for this device type (register one "
                       "with ofl::register_device_backend)");
@@ -119,17 +112,24 @@ DeviceBackend* GetBackend(DeviceType type) {
 }
 
 std::string BackendTypeNames() {
-  // The built-in types without making their backends (a program that never names cuda never
-  // calls the CUDA runtime), then the program's own.
-  std::string out = "cpu, sim";
-#ifdef OFL_WITH_CUDA
-  out += ", cuda";
-#endif
-  for (int v = static_cast<int>(DeviceType::kSim) + 1; v < kMaxDeviceTypes; ++v) {
+  // The built-in types this build has, without making their backends (a program that never names
+  // cuda never calls the CUDA runtime), then the program's own.
+  BackendTable& t = Table();
+  std::vector<const BuiltinDevice*> builtin;
+  for (int v = 0; v < kMaxDeviceTypes; ++v) {
+    if (t.is_builtin[v] && t.builtin[v].make != nullptr) builtin.push_back(&t.builtin[v]);
+  }
+  std::sort(builtin.begin(), builtin.end(), [](const BuiltinDevice* a, const BuiltinDevice* b) {
+    return a->listed_at < b->listed_at;
+  });
+  std::string out;
+  for (const BuiltinDevice* d : builtin) out += (out.empty() ? "" : ", ") + to_string(d->type);
+  for (int v = 0; v < kMaxDeviceTypes; ++v) {
     const DeviceType type = static_cast<DeviceType>(v);
-    if (!detail::IsRegisteredDeviceType(type)) break;
-    if (Table().by_type[v].load(std::memory_order_acquire) != nullptr)
-      out += ", " + to_string(type);
+    if (t.is_builtin[v] || !detail::IsRegisteredDeviceType(type)) continue;
+    if (t.by_type[v].load(std::memory_order_acquire) != nullptr) {
+      out += (out.empty() ? "" : ", ") + to_string(type);
+    }
   }
   return out;
 }
@@ -170,7 +170,9 @@ void register_device_backend(const std::string& type, std::shared_ptr<DeviceBack
     throw InvalidArgument("register_device_backend: the backend for device type '" + type +
                           "' is null");
   }
-  if (type == "cpu" || type == "sim" || type == "cuda") {
+  DeviceType builtin_type;
+  if (find_device_type(type, &builtin_type) &&
+      kernels::FindBuiltinDevice(builtin_type) != nullptr) {
     throw InvalidArgument("register_device_backend: the " + type +
                           " backend is built in and cannot be replaced; register your backend "
                           "under a name of its own");

@@ -24,36 +24,31 @@ CachingAllocator* VirtualMachine::GetAllocator(const Device& device) {
   std::lock_guard<std::mutex> lock(streams_mu_);
   auto& pool = pools_[device.str()];
   if (!pool) {
-    std::unique_ptr<AllocatorBackend> memory;
-    if (device.is_cpu()) {
-      memory = std::make_unique<CpuAllocatorBackend>();
-    } else {
-      int count = 0;
-      try {
-        count = backend->device_count();
-      } catch (const std::exception& e) {
-        pools_.erase(device.str());
-        throw DeviceError(device.str() + ": device_count() failed: " + e.what());
-      }
-      if (count == 0) {
-        pools_.erase(device.str());
-        const std::string reason = backend->unavailable_reason();
-        if (!reason.empty()) throw DeviceError(device.str() + ": " + reason);
-      }
-      if (device.index() >= count) {
-        pools_.erase(device.str());
-        const std::string type = to_string(device.type());
-        if (count <= 0) {
-          throw DeviceError(device.str() + ": no such device: device type " + type +
-                            " has no device on this machine (its backend's device_count() " +
-                            "returned " + std::to_string(count) + ")");
-        }
-        throw DeviceError(device.str() + ": no such device: device type " + type + " has " +
-                          std::to_string(count) + " device(s) on this machine (valid indices 0.." +
-                          std::to_string(count - 1) + ")");
-      }
-      memory = std::make_unique<DeviceMemoryBackend>(backend, device.index());
+    int count = 0;
+    try {
+      count = backend->device_count();
+    } catch (const std::exception& e) {
+      pools_.erase(device.str());
+      throw DeviceError(device.str() + ": device_count() failed: " + e.what());
     }
+    if (count == 0) {
+      pools_.erase(device.str());
+      const std::string reason = backend->unavailable_reason();
+      if (!reason.empty()) throw DeviceError(device.str() + ": " + reason);
+    }
+    if (device.index() >= count) {
+      pools_.erase(device.str());
+      const std::string type = to_string(device.type());
+      if (count <= 0) {
+        throw DeviceError(device.str() + ": no such device: device type " + type +
+                          " has no device on this machine (its backend's device_count() " +
+                          "returned " + std::to_string(count) + ")");
+      }
+      throw DeviceError(device.str() + ": no such device: device type " + type + " has " +
+                        std::to_string(count) + " device(s) on this machine (valid indices 0.." +
+                        std::to_string(count - 1) + ")");
+    }
+    auto memory = std::make_unique<DeviceMemoryBackend>(backend, device.index());
     pool = std::make_unique<CachingAllocator>(device, std::move(memory));
     if (observing_pools_) {
       pool->SetObserver([this, name = device.str()](const PoolEvent& e) { OnPoolEvent(name, e); });

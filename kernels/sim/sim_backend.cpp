@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/builtin_device.h"
 #include "kernels/log_warning.h"
 #include "oneflow_lite/error.h"
 
@@ -695,5 +696,8 @@ void SimBackend::ClearFaults() {
     d.async_error.clear();
   }
 }
+
+// The simulated accelerator, made on first use: the one process-wide instance.
+OFL_REGISTER_BUILTIN_DEVICE(DeviceType::kSim, 1, &SimBackend::SharedInstance, nullptr);
 
 }  // namespace ofl::kernels::sim

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "oneflow_lite/error.h"
+#include "tests/vm/cpu_allocator_backend.h"
 
 namespace ofl::vm {
 namespace {

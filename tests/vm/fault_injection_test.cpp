@@ -24,6 +24,7 @@
 #include "oneflow_lite/functional/functor_util.h"
 #include "oneflow_lite/oneflow_lite.h"
 #include "oneflow_lite/tensor_impl.h"
+#include "tests/vm/cpu_allocator_backend.h"
 #include "tests/vm/vm_test_util.h"
 #include "vm/instructions_builder.h"
 #include "vm/log.h"

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/vm/cpu_allocator_backend.h"
 #include "vm/allocator/caching_allocator.h"
 
 namespace ofl::vm {

@@ -9,6 +9,7 @@
 
 #include "kernels/sim/sim_backend.h"
 #include "oneflow_lite/error.h"
+#include "tests/vm/cpu_allocator_backend.h"
 #include "vm/allocator/caching_allocator.h"
 
 namespace ofl::vm {

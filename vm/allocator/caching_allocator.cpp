@@ -648,4 +648,18 @@ std::vector<SegmentInfo> CachingAllocator::Snapshot() const {
   return result;
 }
 
+const char* to_string(PoolEventKind kind) {
+  switch (kind) {
+    case PoolEventKind::kAlloc:
+      return "alloc";
+    case PoolEventKind::kFree:
+      return "free";
+    case PoolEventKind::kSegmentAlloc:
+      return "segment_alloc";
+    case PoolEventKind::kSegmentFree:
+      return "segment_free";
+  }
+  return "unknown";
+}
+
 }  // namespace ofl::vm

@@ -30,13 +30,6 @@ class AllocatorBackend {
   virtual std::string MemoryInfo() { return {}; }
 };
 
-// Page-aligned host memory from the C library.
-class CpuAllocatorBackend : public AllocatorBackend {
- public:
-  void* Allocate(size_t bytes) override;
-  void Free(void* ptr, size_t bytes) override;
-};
-
 // Segments from a device backend (oneflow_lite/extension.h). The pool is shared by the device's
 // streams; it stays safe on an asynchronous device because a block returns to it only once every
 // use of it is complete (see ReleaseTensorPolicy and VirtualMachine::Finish), so a block in the
