@@ -9,7 +9,7 @@
 
 namespace ofl::vm {
 
-// Every live tensor holds one: the size is part of the memory a tensor costs (README, benchmarks).
+// Every live tensor holds one: the size is part of the memory a tensor costs (docs/benchmarks.md).
 static_assert(sizeof(void*) != 8 || sizeof(EagerBlobObject) <= 96,
               "EagerBlobObject grew past 96 bytes: a live tensor's blob no longer fits 112 bytes "
               "with its shared_ptr control block");

@@ -2,8 +2,9 @@
 // permute with their sizes as *ints or one sequence; contiguous, clone and detach; sum(dim=None,
 // keepdim=False); backward(gradient=None, retain_graph=False); and ofl.empty, zeros and ones with
 // (*size, dtype=, device=, requires_grad=). They skip the argument tuple and the overload dispatch
-// of a nanobind function, which cost more than the op's own bookkeeping on tiny tensors (README,
-// "Python": the Python layer's cost per call). The other methods are nanobind's.
+// of a nanobind function, which cost more than the op's own bookkeeping on tiny tensors
+// (docs/benchmarks.md, "From Python": the Python layer's cost per call). The other methods are
+// nanobind's.
 #include <Python.h>
 
 #include <cstring>

@@ -1,4 +1,4 @@
-// The rows of the README's "Bad input catalogue" that no other suite covers: a null destination for
+// The rows of docs/bad-input-catalogue.md that no other suite covers: a null destination for
 // copy_to_host, backward of a bool gradient, absurd memory limits (1 byte, INT64_MAX), every public
 // op applied to a poisoned tensor, use of the runtime after sync() reported an error, and an
 // out-of-range DType value. Each checks the exception type and that the message names the op and

@@ -1,5 +1,5 @@
 // Load and soak: 4 issuing threads each issue OFL_SOAK_OPS tiny ops (default 20,000 per thread,
-// 10,000 on a device other than the CPU; the full run documented in the README is 1,000,000) with
+// 10,000 on a device other than the CPU; the full run shown in docs/checks.md is 1,000,000) with
 // random dependencies (ops read tensors shared by every thread and the thread's own recent results)
 // and random lifetimes (a result replaces a random slot, so the tensor there dies). Every result is
 // checked against a plain reference by an asynchronous read on the VM's worker, and now and then by

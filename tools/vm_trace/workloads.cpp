@@ -314,8 +314,8 @@ void RunGlobal(const WorkloadOptions& o, int64_t rounds) {
   }
 }
 
-// A few steps of the README's fit_line training: forward, backward (its instructions are named
-// "<Node>Backward.<op>" and "AccumulateGrad.<op>") and an update under NoGradGuard.
+// A few steps of docs/autograd.md's fit_line training: forward, backward (its instructions are
+// named "<Node>Backward.<op>" and "AccumulateGrad.<op>") and an update under NoGradGuard.
 void RunAutograd(const WorkloadOptions& o, int64_t steps) {
   const Device& d = o.device;
   std::vector<float> xs(64), ys(64);

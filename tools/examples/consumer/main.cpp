@@ -1,7 +1,7 @@
-// An example program built against an installed oneflow_lite (see the CMakeLists.txt next to it and
-// the README's "Using it from your CMake project"): expands and repeats a tensor, sums the expanded
-// one back, and prints the results with the library's version. Then it plugs in a device of its own
-// ("mydev", the README's "Your own device"), with no change to the library.
+// An example program built against an installed oneflow_lite (see the CMakeLists.txt next to it
+// and docs/cmake.md, "Using it from your CMake project"): expands and repeats a tensor, sums the
+// expanded one back, and prints the results with the library's version. Then it plugs in a device
+// of its own ("mydev", "Your own device" in docs/devices.md), with no change to the library.
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -15,7 +15,7 @@
 
 namespace {
 
-// --- README "Your own device": begin ---
+// --- docs/devices.md "Your own device": begin ---
 // A device whose memory is ordinary host memory and whose work is done when a call returns.
 struct MyDevice : ofl::DeviceBackend {
   int device_count() override { return 2; }
@@ -49,7 +49,7 @@ void MyCopy(const ofl::KernelContext& ctx) {
     for (size_t d = idx.size(); d-- > 0 && ++idx[d] == in.shape[d];) idx[d] = 0;
   }
 }
-// --- README "Your own device": end ---
+// --- docs/devices.md "Your own device": end ---
 
 void Print(const char* name, const ofl::Tensor& t) {
   std::cout << name << " " << t.shape() << ":";
