@@ -152,13 +152,13 @@ Tensor DispatchGlobal(const ops::OpSchema& op, const Tensor& x, const std::vecto
   const Sbp in_sbp = passes ? g.sbp : Sbp::broadcast();
   const Tensor src = passes ? x : x.to_global(g.placement, Sbp::broadcast());
   const int me = g.placement.index_of(ofl::rank());
-  if (me < 0) return Wrap(EmptyShard(x.dtype()), g.placement, out_sbp, out);
+  if (me < 0) return GlobalOverShard(EmptyShard(x.dtype()), g.placement, out_sbp, out);
   const Tensor shard = ShardOf(src);
   const Shape local_out = ops::PhysicalShape(out, out_sbp, g.placement.size(), me);
   const ops::GlobalCall call{in, in_sbp, out, attrs};
   const std::vector<int64_t> local_attrs =
       op.local_attrs ? op.local_attrs(call, out_sbp, shard.shape(), local_out) : attrs;
-  return Wrap(Dispatch(op, shard, local_attrs), g.placement, out_sbp, out);
+  return GlobalOverShard(Dispatch(op, shard, local_attrs), g.placement, out_sbp, out);
 }
 
 }  // namespace

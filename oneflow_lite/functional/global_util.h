@@ -10,7 +10,7 @@
 namespace ofl::functional {
 
 // A global tensor over `shard` (this rank's physical shard; shares its memory).
-Tensor Wrap(const Tensor& shard, const Placement& p, const Sbp& s, const Shape& logical);
+Tensor GlobalOverShard(const Tensor& shard, const Placement& p, const Sbp& s, const Shape& logical);
 // What a rank outside a placement holds.
 Tensor EmptyShard(DType dtype);
 
