@@ -78,12 +78,11 @@ class EagerBlobObject {
     if (!issued_.load(std::memory_order_relaxed)) issued_.store(true, std::memory_order_release);
   }
   bool issued() const { return issued_.load(std::memory_order_acquire); }
-  // Poison: set by the worker that failed to produce this blob (before it publishes "done"), read
-  // by instructions ordered after it.
-  // Written by a worker that failed to produce the blob, and on an asynchronous device also after
-  // launch, by whichever thread observes the fault while successors on other streams already
-  // check their inputs: so the pointer is stored and loaded atomically, behind a flag that keeps
-  // the healthy path (no error) at one load.
+  // Poison, read by the instructions ordered after the one that failed to produce this blob. It is
+  // set by that instruction's worker before it publishes "done", and on an asynchronous device
+  // also after launch, by whichever thread observes the fault while successors on other streams
+  // already check their inputs: so the pointer is stored and loaded atomically, behind a flag that
+  // keeps the healthy path (no error) at one load.
   VmErrorPtr error() const {
     if (!has_error_.load(std::memory_order_acquire)) return nullptr;
     return std::atomic_load(&error_);

@@ -12,23 +12,28 @@
 
 namespace ofl::functional {
 
-// A kernel looked up on first use per device type, so the per-op path skips the registry's lock.
+// A kernel by name per device type, looked up again only when the registry changed (a later
+// register_kernel replaces an earlier one, extension.h), so the per-call path skips the registry's
+// lock. The same scheme as an op schema's kernel slots (KernelFor, dispatch.h).
 class KernelCache {
  public:
   explicit KernelCache(const char* op) : op_(op) {}
   kernels::KernelFn Get(DeviceType type) {
-    auto& slot = fns_[static_cast<int>(type)];
-    kernels::KernelFn fn = slot.load(std::memory_order_acquire);
-    if (fn == nullptr) {
-      fn = kernels::FindKernel(op_, type);
-      slot.store(fn, std::memory_order_release);
+    const int t = static_cast<int>(type);
+    const uint64_t gen = kernels::RegistryGeneration();
+    if (generation_[t].load(std::memory_order_acquire) == gen) {
+      return fns_[t].load(std::memory_order_acquire);
     }
+    kernels::KernelFn fn = kernels::FindKernel(op_, type);
+    fns_[t].store(fn, std::memory_order_release);
+    generation_[t].store(gen, std::memory_order_release);
     return fn;
   }
 
  private:
   const char* op_;
   std::atomic<kernels::KernelFn> fns_[kMaxDeviceTypes] = {};
+  std::atomic<uint64_t> generation_[kMaxDeviceTypes] = {};  // 0: never looked up
 };
 
 // A contiguous tensor with a fresh storage on `device` (no memory yet: the writing instruction

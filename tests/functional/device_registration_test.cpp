@@ -1,6 +1,6 @@
 // Registering device backends and kernels: what is refused (a backend replaced after its devices
 // were used, a built-in type, a kernel for a type without a backend or for an op that does not
-// exist) and the message a backend that counts no devices gets.
+// exist), a kernel replaced after it ran, and the message a backend that counts no devices gets.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -38,6 +38,23 @@ TEST(DeviceRegistrationTest, BuiltInDeviceTypesCannotBeReplaced) {
   // The simulator still has its own backend and kernels.
   const Tensor s = ofl::tensor<float>({1, 2}, Shape({2, 1}), Device("sim:0"));
   EXPECT_EQ(s.repeat({1, 2}).to_vector<float>(), (std::vector<float>{1, 1, 2, 2}));
+  ExpectRuntimeWorks();
+}
+
+int first_kernel_runs = 0;
+int second_kernel_runs = 0;
+
+TEST(DeviceRegistrationTest, ALaterKernelReplacesAnEarlierOneAlsoAfterItRan) {
+  register_device_backend("rekernel", std::make_shared<HostMemoryBackend>());
+  register_kernel("empty", "rekernel", [](const KernelContext&) { ++first_kernel_runs; });
+  Tensor a = ofl::empty(Shape({4}), DType::kFloat32, Device("rekernel:0"));
+  ofl::sync();
+  EXPECT_EQ(first_kernel_runs, 1);
+  register_kernel("empty", "rekernel", [](const KernelContext&) { ++second_kernel_runs; });
+  Tensor b = ofl::empty(Shape({4}), DType::kFloat32, Device("rekernel:0"));
+  ofl::sync();
+  EXPECT_EQ(first_kernel_runs, 1) << "the replaced kernel ran again";
+  EXPECT_EQ(second_kernel_runs, 1);
   ExpectRuntimeWorks();
 }
 
