@@ -1,13 +1,14 @@
 // Index math for the GPU kernels, in a header that compiles for host and device so that the CPU
 // tests check exactly what the CUDA kernels run (tests/kernels/offset_calc_test.cpp).
 //
-// - FastDivmod: division of 32-bit indices by a divisor fixed at launch, as a multiply-high, an add
+// - FixedDivisor: division of 32-bit indices by a divisor fixed at launch, as a multiply-high, an
+// add
 //   and a shift (the divisor's "magic number", computed once on the host). Exact for every
 //   dividend below 2^31, which the 32-bit path guarantees.
 // - OffsetCalc<N, Index>: from a linear position in a loop nest (LoopDims, index_util.h, already
 //   simplified: size-1 dims dropped, dims sorted and merged) to each of N operands' element
 //   offsets. Index is uint32_t when every linear position and every offset fits in 31 bits (the
-//   common case: cheaper registers and FastDivmod), uint64_t otherwise (plain division).
+//   common case: cheaper registers and FixedDivisor), uint64_t otherwise (plain division).
 #pragma once
 
 #include <cstdint>
@@ -16,15 +17,15 @@
 
 namespace ofl::kernels {
 
-struct FastDivmod {
+struct FixedDivisor {
   uint32_t divisor = 1;
   uint32_t multiplier = 0;
   uint32_t shift = 0;
 
-  FastDivmod() = default;
+  FixedDivisor() = default;
   // Host side, once per launch. 1 <= d < 2^31 (0, from an empty loop that never runs, divides
   // like 1 instead of dividing by zero here).
-  explicit FastDivmod(uint32_t d) : divisor(d == 0 ? 1 : d) {
+  explicit FixedDivisor(uint32_t d) : divisor(d == 0 ? 1 : d) {
     d = divisor;
     while (shift < 31 && (uint32_t{1} << shift) < d) ++shift;  // ceil(log2(d))
     const uint64_t one = 1;
@@ -61,7 +62,7 @@ template <class Index>
 struct DivmodFor;
 template <>
 struct DivmodFor<uint32_t> {
-  using type = FastDivmod;
+  using type = FixedDivisor;
 };
 template <>
 struct DivmodFor<uint64_t> {

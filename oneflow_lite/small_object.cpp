@@ -8,7 +8,7 @@
 
 namespace ofl {
 
-void* FastMalloc(size_t bytes) {
+void* SmallObjectMalloc(size_t bytes) {
 #ifdef OFL_PLAIN_NEW
   void* p = std::malloc(bytes == 0 ? 1 : bytes);
 #else
@@ -18,7 +18,7 @@ void* FastMalloc(size_t bytes) {
   return p;
 }
 
-void FastFree(void* p) noexcept {
+void SmallObjectFree(void* p) noexcept {
 #ifdef OFL_PLAIN_NEW
   std::free(p);
 #else

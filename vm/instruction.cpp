@@ -62,7 +62,7 @@ OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel, Operan
   operands_.reserve(inputs.size + outputs.size);
   reads_.reserve(inputs.size);
   writes_.reserve(outputs.size);
-  auto take = [&](const BlobArg& a, FastVector<BlobPtr>* blobs) {
+  auto take = [&](const BlobArg& a, SmallObjectVector<BlobPtr>* blobs) {
     operands_.push_back(Operand{kernels::TensorArg{nullptr, a.shape, a.stride, a.dtype},
                                 ByteOffset(a.offset, a.dtype)});
     blobs->push_back(a.blob);
@@ -79,7 +79,7 @@ namespace {
 // before it is gone, and the main thread's die in exit() before the exit hooks and the static
 // destructors, which may still issue ops: an inline run there must not use the dead context.
 // Trivially destructible, so it stays readable for as long as the thread runs.
-thread_local bool compute_context_gone OFL_TLS_FAST = false;
+thread_local bool compute_context_gone OFL_TLS_INITIAL_EXEC = false;
 struct ComputeContext {
   kernels::KernelContext ctx;
   ~ComputeContext() { compute_context_gone = true; }
@@ -118,7 +118,7 @@ void OpCallPolicy::Compute(Instruction* instr) {
   }
   // The worker fills a context of its own instead of writing into the policy: the issuing thread
   // frees the policy later, and lines the worker dirtied would have to travel back to its core.
-  static thread_local ComputeContext tls OFL_TLS_FAST;
+  static thread_local ComputeContext tls OFL_TLS_INITIAL_EXEC;
   run(tls.ctx);
 }
 

@@ -45,13 +45,13 @@ inline int64_t ViewBytes(const Shape& shape, DType dtype) {
 
 enum class AccessModifier { kConst, kMut };
 
-class InstructionPolicy : public FastNew {
+class InstructionPolicy : public SmallObjectNew {
  public:
   virtual ~InstructionPolicy() = default;
   virtual const char* policy_name() const = 0;
   virtual const std::string& op_name() const = 0;
-  const FastVector<BlobPtr>& reads() const { return reads_; }
-  const FastVector<BlobPtr>& writes() const { return writes_; }
+  const SmallObjectVector<BlobPtr>& reads() const { return reads_; }
+  const SmallObjectVector<BlobPtr>& writes() const { return writes_; }
   // Allocates every written blob that has no memory yet, on the instruction's stream.
   virtual void Prepare(Instruction* instr);
   virtual void Compute(Instruction* instr) = 0;
@@ -76,8 +76,8 @@ class InstructionPolicy : public FastNew {
   virtual std::string RunningDetail() const { return {}; }
 
  protected:
-  FastVector<BlobPtr> reads_;
-  FastVector<BlobPtr> writes_;
+  SmallObjectVector<BlobPtr> reads_;
+  SmallObjectVector<BlobPtr> writes_;
 };
 
 class OpCallPolicy final : public InstructionPolicy {
@@ -106,9 +106,9 @@ class OpCallPolicy final : public InstructionPolicy {
   int64_t bytes_ = 0;  // the logical bytes of every operand (saturating)
   // Inputs first, then outputs: one allocation for all of them, in the library's small-object
   // allocator (a KernelContext's std::vectors would cost more allocations on the issuing thread).
-  FastVector<Operand> operands_;
+  SmallObjectVector<Operand> operands_;
   size_t n_inputs_ = 0;
-  FastVector<int64_t> attrs_;
+  SmallObjectVector<int64_t> attrs_;
 };
 
 // Runs a callback on the stream's worker with the view's bytes; const = read, mut = write.
@@ -180,7 +180,7 @@ struct AllocRecord {
   bool cache_hit = false;
 };
 
-class Instruction : public FastNew {
+class Instruction : public SmallObjectNew {
  public:
   // The id is assigned when the VM accepts the instruction (ids follow issue order).
   Instruction(uint64_t id, Stream* stream, std::unique_ptr<InstructionPolicy> policy);
@@ -199,11 +199,11 @@ class Instruction : public FastNew {
   std::unique_ptr<InstructionPolicy> ReleaseOperands();
 
   // Set at submit (under the VM's lock).
-  FastVector<InstrRef> wait_for;         // unfinished predecessors on other streams
+  SmallObjectVector<InstrRef> wait_for;  // unfinished predecessors on other streams
   std::vector<uint64_t> dep_ids;         // every predecessor, for the trace (only while tracing)
   std::vector<bool> dep_cross_stream;    // parallel to dep_ids
   std::vector<InstrRef> trace_preds;     // every predecessor (only while tracing)
-  FastVector<uint64_t> folded_releases;  // blobs freed after it ran (only while tracing)
+  SmallObjectVector<uint64_t> folded_releases;  // blobs freed after it ran (only while tracing)
   int64_t issue_ns = 0;
   int issue_thread = 0;  // TraceThreadIndex() of the issuing thread (only while tracing)
   // Set by the worker.

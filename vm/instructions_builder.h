@@ -40,14 +40,14 @@ class InstructionsBuilder {
   InstrRef Function(std::string op_name, std::vector<BlobPtr> reads, std::vector<BlobPtr> writes,
                     std::function<void()> fn, Stream* stream);
 
-  FastVector<InstrRef>& instructions() { return instructions_; }
+  SmallObjectVector<InstrRef>& instructions() { return instructions_; }
 
  private:
   InstrRef Add(Stream* stream, std::unique_ptr<InstructionPolicy> policy);
   InstrRef OpCall(std::string op_name, kernels::KernelFn kernel, OpCallPolicy::Operands inputs,
                   OpCallPolicy::Operands outputs, const std::vector<int64_t>& attrs,
                   Stream* stream);
-  FastVector<InstrRef> instructions_;
+  SmallObjectVector<InstrRef> instructions_;
 };
 
 // While it lives, the op calls this thread builds are named "<scope>.<op>" ("MulBackward.mul"), so

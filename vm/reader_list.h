@@ -19,7 +19,7 @@ class ReaderList {
   ReaderList() = default;
   ~ReaderList() {
     clear();
-    if (data_ != nullptr) FastFree(data_);
+    if (data_ != nullptr) SmallObjectFree(data_);
   }
   ReaderList(const ReaderList&) = delete;
   ReaderList& operator=(const ReaderList&) = delete;
@@ -58,12 +58,12 @@ class ReaderList {
 
  private:
   void Grow(size_t n) {
-    auto* grown = static_cast<InstrRef*>(FastMalloc(n * sizeof(InstrRef)));
+    auto* grown = static_cast<InstrRef*>(SmallObjectMalloc(n * sizeof(InstrRef)));
     for (uint32_t i = 0; i < size_; ++i) {
       new (grown + i) InstrRef(std::move(data_[i]));
       data_[i].~InstrRef();
     }
-    if (data_ != nullptr) FastFree(data_);
+    if (data_ != nullptr) SmallObjectFree(data_);
     data_ = grown;
     capacity_ = static_cast<uint32_t>(n);
   }

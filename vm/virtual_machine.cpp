@@ -21,9 +21,9 @@ namespace ofl::vm {
 namespace {
 // The traced instruction this worker is running (0 when none), so that the pool events its
 // Prepare and frees cause can name it.
-thread_local uint64_t current_traced_instruction OFL_TLS_FAST = 0;
+thread_local uint64_t current_traced_instruction OFL_TLS_INITIAL_EXEC = 0;
 // The instruction this thread runs as a stream worker (see RunningInstruction).
-thread_local Instruction* running_instruction OFL_TLS_FAST = nullptr;
+thread_local Instruction* running_instruction OFL_TLS_INITIAL_EXEC = nullptr;
 // Blobs kept alive for the rest of the process: ones that must not be freed (a forked child, a
 // thread issuing while the process exits). A lock-free list, so that keeping one takes no lock a
 // fork may have left held, and reachable from here, so that leak checkers do not report them.
@@ -222,7 +222,7 @@ void VirtualMachine::Release(BlobPtr blob) noexcept {
   }
 }
 
-void VirtualMachine::Submit(FastVector<InstrRef>& batch, bool back_pressure) {
+void VirtualMachine::Submit(SmallObjectVector<InstrRef>& batch, bool back_pressure) {
   if (batch.empty()) return;  // a batch whose op calls all ran directly (TryRunOpDirect)
   if (__builtin_expect(closing_.load(std::memory_order_relaxed), 0)) {
     OnClosing(batch.front()->policy()->op_name(), /*throw_if_shut_down=*/false);
@@ -248,7 +248,7 @@ void VirtualMachine::Submit(FastVector<InstrRef>& batch, bool back_pressure) {
   // Instructions this thread runs itself once the lock is released, in issue order (their streams
   // are claimed for them meanwhile). Batches are small; a few fit inline.
   Instruction* run_here_inline[4];
-  FastVector<Instruction*> run_here_more;
+  SmallObjectVector<Instruction*> run_here_more;
   size_t n_run_here = 0;
   Graveyard graveyard;
   {
@@ -574,7 +574,7 @@ void VirtualMachine::Reap(bool all, Graveyard* graveyard) {
       submitted_.load(std::memory_order_relaxed) - completed_seen_.load(std::memory_order_relaxed);
   if (all || static_cast<int64_t>(in_flight_.size()) > 2 * pending + 1024) {
     // Something slow sits at the front; retire the finished ones behind it.
-    std::deque<InstrRef, FastAllocator<InstrRef>> keep;
+    std::deque<InstrRef, SmallObjectAllocator<InstrRef>> keep;
     for (InstrRef& ref : in_flight_) {
       if (ref->done()) {
         retire(ref.get());

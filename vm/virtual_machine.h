@@ -62,7 +62,7 @@ class VirtualMachine {
   // low-water mark, and throws ofl::Error with a hang report (nothing submitted) when no
   // instruction completed anywhere for the wait timeout meanwhile. A VM worker (a callback or
   // kernel issuing work) never blocks here: what it would wait for may be queued behind itself.
-  void Submit(FastVector<InstrRef>& batch, bool back_pressure = true);
+  void Submit(SmallObjectVector<InstrRef>& batch, bool back_pressure = true);
   // A tensor's storage died: return its blob's block to the pool after every instruction using it.
   // When those are all done, the block is freed at once; when they all sit on one stream, the free
   // is folded into the last of them (no instruction of its own, as MegEngine folds a delete into
@@ -278,7 +278,7 @@ class VirtualMachine {
   SubmitMutex submit_mu_;
   std::atomic<int64_t> direct_runs_{0};   // written under submit_mu_
   std::atomic<int64_t> direct_reads_{0};  // written under submit_mu_
-  std::deque<InstrRef, FastAllocator<InstrRef>> in_flight_;
+  std::deque<InstrRef, SmallObjectAllocator<InstrRef>> in_flight_;
   std::atomic<uint64_t> next_instr_id_{1};
   std::atomic<uint64_t> next_blob_id_{1};
   // In flight = submitted - completed. Each counter is written by one side only (submitters under
@@ -293,9 +293,9 @@ class VirtualMachine {
   std::atomic<int64_t> completed_seen_{0};
   std::atomic<int64_t> peak_pending_{0};
   alignas(64) std::atomic<int64_t> completed_{0};
-  alignas(64) char completed_pad_[1] = {};
-  // Changed at run time by SetWaterMarks while submitters read them.
-  std::atomic<int64_t> high_water_{0};
+  // Changed at run time by SetWaterMarks while submitters read them; on a line of their own, not
+  // completed_'s, which the workers write.
+  alignas(64) std::atomic<int64_t> high_water_{0};
   std::atomic<int64_t> low_water_{0};
 
   // Completion wake-ups for waiters that stopped spinning.
@@ -312,8 +312,8 @@ class VirtualMachine {
   std::unique_ptr<CachingAllocator> staging_pools_[kMaxDeviceTypes];  // guarded by streams_mu_
   std::vector<Stream*> stream_list_;
   // Lock-free look-up of already created streams: [device type][device index][role].
-  static constexpr int kMaxFastDeviceIndex = 16;
-  std::atomic<Stream*> fast_streams_[kMaxDeviceTypes][kMaxFastDeviceIndex][kNumStreamRoles] = {};
+  static constexpr int kMaxIndexedDevice = 16;
+  std::atomic<Stream*> stream_index_[kMaxDeviceTypes][kMaxIndexedDevice][kNumStreamRoles] = {};
 
   // Devices that reported a fault they cannot recover from, with the first fault.
   std::atomic<bool> any_device_failed_{false};

@@ -74,10 +74,10 @@ Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
   if (closing_.load(std::memory_order_relaxed))
     OnClosing(device.str(), /*throw_if_shut_down=*/true);
   const int index = device.index();
-  std::atomic<Stream*>* fast = nullptr;
-  if (index < kMaxFastDeviceIndex) {
-    fast = &fast_streams_[static_cast<int>(device.type())][index][static_cast<int>(role)];
-    if (Stream* s = fast->load(std::memory_order_acquire)) return s;
+  std::atomic<Stream*>* indexed = nullptr;
+  if (index < kMaxIndexedDevice) {
+    indexed = &stream_index_[static_cast<int>(device.type())][index][static_cast<int>(role)];
+    if (Stream* s = indexed->load(std::memory_order_acquire)) return s;
   }
   CachingAllocator* pool = GetAllocator(device);
   DeviceBackend* backend = kernels::GetBackend(device.type());
@@ -100,7 +100,7 @@ Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
     s->set_index(static_cast<int>(stream_list_.size()));
     stream_list_.push_back(s.get());
   }
-  if (fast != nullptr) fast->store(s.get(), std::memory_order_release);
+  if (indexed != nullptr) indexed->store(s.get(), std::memory_order_release);
   return s.get();
 }
 

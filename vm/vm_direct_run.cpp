@@ -14,7 +14,7 @@ namespace {
 
 // Whether every instruction recorded on the blob is finished: then nothing issued so far can touch
 // it while the submit lock is held. `written`: the op writes it, so earlier readers count too.
-bool Settled(EagerBlobObject* blob, bool written) {
+bool EveryRecordedUseFinished(EagerBlobObject* blob, bool written) {
   const Dependence& dep = blob->dependence();
   if (dep.last_writer && !dep.last_writer->done()) return false;
   if (written) {
@@ -27,7 +27,7 @@ bool Settled(EagerBlobObject* blob, bool written) {
 
 // Set when this thread's direct-run context (in TryRunOpDirect) has been destroyed: see
 // compute_context_gone in vm/instruction.cpp. A direct run then takes the instruction path.
-thread_local bool direct_context_gone OFL_TLS_FAST = false;
+thread_local bool direct_context_gone OFL_TLS_INITIAL_EXEC = false;
 struct DirectContext {
   kernels::KernelContext ctx;
   ~DirectContext() { direct_context_gone = true; }
@@ -58,8 +58,9 @@ bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelF
   if (limit <= 0 || bytes > limit) return false;
 
   // Held for the whole run: no other instruction can be issued meanwhile, so nothing new can touch
-  // the operands, and the ones already issued are finished (Settled). The kernel is the library's
-  // own, small, and never calls back into the VM, so the hold is short and cannot deadlock.
+  // the operands, and the ones already issued are finished (EveryRecordedUseFinished). The kernel
+  // is the library's own, small, and never calls back into the VM, so the hold is short and cannot
+  // deadlock.
   std::lock_guard<SubmitMutex> lock(submit_mu_);
   // Shutdown takes the submit lock once after setting the flag (and closing_ before it): a run that
   // got the lock after that sees the flag, and one that had it finishes before the pools close.
@@ -71,12 +72,13 @@ bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelF
   } end_claim{stream};
   for (size_t i = 0; i < inputs.size; ++i) {
     EagerBlobObject* blob = inputs.data[i].blob.get();
-    // Settled first: its acquire makes the finished writer's allocation visible.
-    if (blob->error() || !Settled(blob, false) || !blob->allocated()) return false;
+    // EveryRecordedUseFinished first: its acquire makes the finished writer's allocation visible.
+    if (blob->error() || !EveryRecordedUseFinished(blob, false) || !blob->allocated()) return false;
   }
   for (size_t i = 0; i < outputs.size; ++i) {
     EagerBlobObject* blob = outputs.data[i].blob.get();
-    if (blob->error() || !Settled(blob, true) || blob->producer_stream()->async()) return false;
+    if (blob->error() || !EveryRecordedUseFinished(blob, true) || blob->producer_stream()->async())
+      return false;
   }
   // Outputs get memory from a cached block only: a miss (which may fail) takes the general path.
   // Blocks given here stay with their blobs if that path is taken after all.
@@ -87,7 +89,7 @@ bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelF
       return false;
     }
   }
-  static thread_local DirectContext tls OFL_TLS_FAST;
+  static thread_local DirectContext tls OFL_TLS_INITIAL_EXEC;
   kernels::KernelContext& ctx = tls.ctx;
   if (ctx.inputs.size() != inputs.size) ctx.inputs.resize(inputs.size);
   if (ctx.outputs.size() != outputs.size) ctx.outputs.resize(outputs.size);

@@ -314,11 +314,11 @@ void VirtualMachine::WaitForAllIssued(const char* caller) {
                 "): it would wait for itself and for everything queued behind it");
   }
   // After shutdown, Submit marks the barriers done at once (nothing more will run).
-  FastVector<InstrRef> barriers;
+  SmallObjectVector<InstrRef> barriers;
   for (Stream* s : streams()) {
     barriers.emplace_back(new Instruction(0, s, std::make_unique<BarrierPolicy>()));
   }
-  FastVector<InstrRef> batch = barriers;
+  SmallObjectVector<InstrRef> batch = barriers;
   Submit(batch);
   WaitHookScope hooks;
   for (const InstrRef& b : barriers) WaitDoneOrReport(b.get());

@@ -118,7 +118,7 @@ Tensor AllToAll(const Tensor& x, int from, int to, const Shape& logical, const P
   for (int d = 0; d < ndim; ++d) {
     if (d != from && d != to) out_dims.push_back(logical[d]);
   }
-  const Tensor out = NewTensor(Shape(out_dims), x.dtype(), Host());  // (L[from], b_me, rest)
+  const Tensor out = NewTensor(Shape(out_dims), x.dtype(), HostDevice());  // (L[from], b_me, rest)
   const size_t es = element_size(x.dtype());
   IssueCollective(MakeFingerprint("boxing S->S (all-to-all)", x.dtype(), logical, sbps, p), p,
                   {y.impl()->arg()}, {out.impl()->arg()},
@@ -163,7 +163,8 @@ Tensor BoxShard(const Tensor& x, const Sbp& from, const Sbp& to, const Shape& lo
   }
   if (!c.host_accessible() && from.is_split() && to.is_partial_sum()) {
     // No communication: the host's own-slice fill, and back.
-    const Tensor host = BoxShard(x.to(Host()), from, to, logical, Placement("cpu", p.ranks()), me);
+    const Tensor host =
+        BoxShard(x.to(HostDevice()), from, to, logical, Placement("cpu", p.ranks()), me);
     return host.to(device);
   }
   if (from.is_split() && to.is_broadcast()) {
@@ -210,7 +211,7 @@ Tensor BoxShard(const Tensor& x, const Sbp& from, const Sbp& to, const Shape& lo
     const int axis = from.axis();
     const Tensor xc = AxisFirstContiguous(x, axis);
     const Shape full = Permuted(logical, AxisFirst(logical.ndim(), axis));
-    const Tensor out = NewTensor(full, x.dtype(), Host());
+    const Tensor out = NewTensor(full, x.dtype(), HostDevice());
     const int64_t inner = full[0] == 0 ? 0 : full.numel() / full[0];
     const size_t es = element_size(x.dtype());
     const size_t at =
@@ -227,7 +228,7 @@ Tensor BoxShard(const Tensor& x, const Sbp& from, const Sbp& to, const Shape& lo
             if (total > 0) std::memset(d, 0, total);
             if (own > 0) std::memcpy(d + at, src.Resolve().data, own);
           },
-          vm::VirtualMachine::Get().GetStream(Host()));
+          vm::VirtualMachine::Get().GetStream(HostDevice()));
     });
     return UndoAxisFirst(out, axis);
   }

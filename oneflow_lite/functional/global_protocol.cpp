@@ -22,7 +22,7 @@ namespace coll = kernels::collective;
 namespace {
 
 // The collective stream of the placement's device on this rank (the host's for metadata).
-vm::Stream* CollectiveStream(const Device& device = Host()) {
+vm::Stream* CollectiveStream(const Device& device = HostDevice()) {
   return vm::VirtualMachine::Get().GetStream(device, vm::StreamRole::kCollective);
 }
 
@@ -88,7 +88,7 @@ std::string CollectiveName(const std::string& kind, int64_t seq, const std::vect
 
 }  // namespace
 
-const Device& Host() {
+const Device& HostDevice() {
   static const Device host(DeviceType::kCPU, 0);
   return host;
 }

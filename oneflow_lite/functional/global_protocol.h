@@ -18,7 +18,7 @@
 namespace ofl::functional {
 
 // cpu:0, where metadata and the host's side of every exchange live.
-const Device& Host();
+const Device& HostDevice();
 // The collectives of p's device type; InvalidArgument naming `op` for a type global tensors do
 // not support, and the entry's own refusal (no NCCL, no GPU) when this process cannot use it.
 const kernels::collective::DeviceCollectives& CheckedCollectivesOf(const char* op,

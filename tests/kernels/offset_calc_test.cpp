@@ -14,14 +14,14 @@ namespace ofl::kernels {
 namespace {
 
 void ExpectDivides(uint32_t d, uint32_t n) {
-  const FastDivmod div(d);
+  const FixedDivisor div(d);
   uint32_t q = 0, r = 0;
   div.DivMod(n, &q, &r);
   ASSERT_EQ(q, n / d) << n << " / " << d;
   ASSERT_EQ(r, n % d) << n << " % " << d;
 }
 
-TEST(FastDivmodTest, MatchesDivisionForEveryDivisorUpTo4096AndEdgeDividends) {
+TEST(FixedDivisorTest, MatchesDivisionForEveryDivisorUpTo4096AndEdgeDividends) {
   const uint32_t top = (uint32_t{1} << 31) - 1;
   for (uint32_t d = 1; d <= 4096; ++d) {
     for (uint32_t n :
@@ -31,7 +31,7 @@ TEST(FastDivmodTest, MatchesDivisionForEveryDivisorUpTo4096AndEdgeDividends) {
   }
 }
 
-TEST(FastDivmodTest, MatchesDivisionForLargeAndPowerOfTwoDivisors) {
+TEST(FixedDivisorTest, MatchesDivisionForLargeAndPowerOfTwoDivisors) {
   std::mt19937_64 rng(7);
   const uint32_t top = (uint32_t{1} << 31) - 1;
   std::vector<uint32_t> divisors = {

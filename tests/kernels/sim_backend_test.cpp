@@ -29,7 +29,7 @@ using std::chrono::milliseconds;
 // Long enough for an unblocked stream to have run a few short tasks, so "not yet" means "blocked".
 constexpr milliseconds kSettle{20};
 
-SimConfig FastConfig() {
+SimConfig NoDelayConfig() {
   SimConfig c;
   c.devices = 2;
   c.capacity_bytes = size_t{1} << 20;
@@ -82,7 +82,7 @@ std::string MessageOf(F&& f) {
 
 TEST(SimBackendDeathTest, HostDereferenceOfADevicePointerDies) {
   ::testing::FLAGS_gtest_death_test_style = "threadsafe";
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   void* p = b.allocate(0, 256);
   ASSERT_NE(p, nullptr);
   ASSERT_DEATH({ *static_cast<volatile char*>(p) = 1; }, "");
@@ -106,14 +106,14 @@ TEST(SimBackendDeathTest, ExitWithStreamsOfTheInstanceStillRunningIsClean) {
 }
 
 TEST(SimBackendTest, ReportsAnAsynchronousDeviceWithoutHostAccess) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   EXPECT_EQ(b.device_count(), 2);
   EXPECT_FALSE(b.synchronous());
   EXPECT_FALSE(b.host_accessible());
 }
 
 TEST(SimBackendTest, HostToDeviceToHostRoundTripGivesTheBytesBack) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeStream s = b.create_stream(1);
   std::vector<unsigned char> in(1000), out(1000, 0);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<unsigned char>(i * 7 + 3);
@@ -128,7 +128,7 @@ TEST(SimBackendTest, HostToDeviceToHostRoundTripGivesTheBytesBack) {
 }
 
 TEST(SimBackendTest, DeviceToDeviceCopyBetweenDevices) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeStream s = b.create_stream(0);
   std::vector<int> in = {1, 2, 3, 4}, out(4, 0);
   const size_t n = in.size() * sizeof(int);
@@ -145,7 +145,7 @@ TEST(SimBackendTest, DeviceToDeviceCopyBetweenDevices) {
 }
 
 TEST(SimBackendTest, HostViewTranslatesDevicePointersOnly) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   EXPECT_EQ(b.HostView(nullptr), nullptr);
   int host = 5;
   EXPECT_EQ(b.HostView(&host), &host);
@@ -165,7 +165,7 @@ TEST(SimBackendTest, HostViewTranslatesDevicePointersOnly) {
 }
 
 TEST(SimBackendTest, EventIsIncompleteUntilTheStreamReachesIt) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeStream s = b.create_stream(0);
   NativeEvent e = b.create_event(0);
   Gate gate;
@@ -182,7 +182,7 @@ TEST(SimBackendTest, EventIsIncompleteUntilTheStreamReachesIt) {
 }
 
 TEST(SimBackendTest, EventNeverRecordedIsComplete) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeEvent e = b.create_event(1);
   EXPECT_TRUE(b.query_event(e));
   b.synchronize_event(e);  // returns at once
@@ -190,7 +190,7 @@ TEST(SimBackendTest, EventNeverRecordedIsComplete) {
 }
 
 TEST(SimBackendTest, ReRecordingMovesTheMark) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeStream s = b.create_stream(0);
   NativeEvent e = b.create_event(0);
   b.record_event(e, s);
@@ -209,7 +209,7 @@ TEST(SimBackendTest, ReRecordingMovesTheMark) {
 }
 
 TEST(SimBackendTest, TwoStreamsFinishOutOfOrder) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeStream a = b.create_stream(0);
   NativeStream c = b.create_stream(0);
   NativeEvent ea = b.create_event(0);
@@ -233,7 +233,7 @@ TEST(SimBackendTest, TwoStreamsFinishOutOfOrder) {
 }
 
 TEST(SimBackendTest, StreamWaitEventMakesLaterWorkWaitButNotTheHost) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeStream a = b.create_stream(0);
   NativeStream c = b.create_stream(1);
   NativeEvent ea = b.create_event(0);
@@ -259,7 +259,7 @@ TEST(SimBackendTest, StreamWaitEventMakesLaterWorkWaitButNotTheHost) {
 }
 
 TEST(SimBackendTest, StreamWaitEventWaitsForTheRecordItSawNotALaterOne) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeStream a = b.create_stream(0);
   NativeStream c = b.create_stream(0);
   NativeStream free_stream = b.create_stream(0);
@@ -285,7 +285,7 @@ TEST(SimBackendTest, StreamWaitEventWaitsForTheRecordItSawNotALaterOne) {
 }
 
 TEST(SimBackendTest, DeallocatePoisonsTheFreedRange) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeStream s = b.create_stream(0);
   const size_t n = 4096;
   std::vector<unsigned char> data(n, 0x11), out(n, 0);
@@ -303,7 +303,7 @@ TEST(SimBackendTest, DeallocatePoisonsTheFreedRange) {
 }
 
 TEST(SimBackendTest, AllocationsAreAlignedAndDistinct) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   std::vector<std::pair<void*, size_t>> blocks;
   for (size_t bytes : {size_t{0}, size_t{1}, size_t{3}, size_t{256}, size_t{300}}) {
     void* p = b.allocate(0, bytes);
@@ -316,8 +316,8 @@ TEST(SimBackendTest, AllocationsAreAlignedAndDistinct) {
 }
 
 TEST(SimBackendTest, AllocateReturnsNullBeyondCapacityAndWorksAgainAfterFrees) {
-  SimBackend b(FastConfig());
-  const size_t cap = FastConfig().capacity_bytes;
+  SimBackend b(NoDelayConfig());
+  const size_t cap = NoDelayConfig().capacity_bytes;
   EXPECT_EQ(b.allocate(0, cap + 1), nullptr);
   const size_t quarter = cap / 4;
   std::vector<void*> q;
@@ -342,7 +342,7 @@ TEST(SimBackendTest, AllocateReturnsNullBeyondCapacityAndWorksAgainAfterFrees) {
 }
 
 TEST(SimBackendTest, DeallocateRejectsAWrongSizeOrADoubleFree) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   void* p = b.allocate(0, 100);
   EXPECT_THROW(b.deallocate(0, p, 99), InvalidArgument);
   EXPECT_THROW(b.deallocate(1, p, 100), InvalidArgument);
@@ -352,7 +352,7 @@ TEST(SimBackendTest, DeallocateRejectsAWrongSizeOrADoubleFree) {
 }
 
 TEST(SimBackendTest, BadDeviceIndexThrowsDeviceError) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   const std::string msg = MessageOf<DeviceError>([&] { b.allocate(2, 16); });
   EXPECT_NE(msg.find("index 2"), std::string::npos) << msg;
   EXPECT_NE(msg.find("device_count 2"), std::string::npos) << msg;
@@ -363,7 +363,7 @@ TEST(SimBackendTest, BadDeviceIndexThrowsDeviceError) {
 }
 
 TEST(SimBackendTest, HandlesThatAreNotLiveThrowInvalidArgument) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeEvent e = b.create_event(0);
   b.destroy_event(0, e);
   EXPECT_THROW(b.query_event(e), InvalidArgument);
@@ -376,7 +376,7 @@ TEST(SimBackendTest, HandlesThatAreNotLiveThrowInvalidArgument) {
 }
 
 TEST(SimBackendTest, WrongCopyKindThrowsInvalidArgument) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeStream s = b.create_stream(0);
   void* d = b.allocate(0, 64);
   std::vector<char> host(64);
@@ -399,7 +399,7 @@ TEST(SimBackendTest, WrongCopyKindThrowsInvalidArgument) {
 }
 
 TEST(SimBackendTest, NonStickyQueryFaultThrowsOnceThenWorks) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeEvent e = b.create_event(0);
   b.InjectQueryFault(0, 2, /*sticky=*/false);
   EXPECT_TRUE(b.query_event(e));
@@ -421,7 +421,7 @@ TEST(SimBackendTest, NonStickyQueryFaultThrowsOnceThenWorks) {
 }
 
 TEST(SimBackendTest, StickyQueryFaultFailsTheDeviceForEveryLaterCall) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeStream s = b.create_stream(1);
   NativeStream other = b.create_stream(0);
   NativeEvent e = b.create_event(1);
@@ -465,7 +465,7 @@ TEST(SimBackendTest, StickyQueryFaultFailsTheDeviceForEveryLaterCall) {
 }
 
 TEST(SimBackendTest, TaskExceptionIsReportedAtTheNextQueryOnce) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeStream s = b.create_stream(0);
   NativeEvent e = b.create_event(0);
   b.Enqueue(s, [] { throw std::runtime_error("boom"); });
@@ -478,7 +478,7 @@ TEST(SimBackendTest, TaskExceptionIsReportedAtTheNextQueryOnce) {
 }
 
 TEST(SimBackendTest, DestroyStreamDrainsPendingWork) {
-  SimConfig config = FastConfig();
+  SimConfig config = NoDelayConfig();
   config.max_delay_us = 200;
   SimBackend b(config);
   NativeStream s = b.create_stream(0);
@@ -491,7 +491,7 @@ TEST(SimBackendTest, DestroyStreamDrainsPendingWork) {
 TEST(SimBackendTest, DestructorDrainsStreamsNotDestroyed) {
   std::atomic<int> ran{0};
   {
-    SimBackend b(FastConfig());
+    SimBackend b(NoDelayConfig());
     NativeStream s = b.create_stream(1);
     for (int i = 0; i < 5; ++i) b.Enqueue(s, [&] { ++ran; });
   }
@@ -628,7 +628,7 @@ TEST(SimKernelsTest, RepeatAndReduceSumToRunOnTheStream) {
 }
 
 TEST(SimBackendTest, ManyThreadsAllocateRecordAndQueryConcurrently) {
-  SimBackend b(FastConfig());
+  SimBackend b(NoDelayConfig());
   NativeEvent shared = b.create_event(0);
   NativeStream shared_stream = b.create_stream(0);
   constexpr int kThreads = 4;
