@@ -3,17 +3,24 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdlib>
 #include <memory>
+#include <string>
+#include <vector>
+
+#include "oneflow_lite/settings.h"
 
 namespace ofl::vm {
 
 namespace {
 std::shared_ptr<spdlog::logger> MakeLogger() {
+  // A bad OFL_LOG_LEVEL is reported through this logger once it has its (default) level.
+  std::vector<std::string> warnings;
+  const std::string level =
+      settings::Reader(settings::Environment, &warnings).String("OFL_LOG_LEVEL");
   auto logger = spdlog::stderr_color_mt("oneflow_lite");
-  const char* level = std::getenv("OFL_LOG_LEVEL");
-  logger->set_level(level ? spdlog::level::from_str(level) : spdlog::level::warn);
+  logger->set_level(spdlog::level::from_str(level));
   logger->set_pattern("[%H:%M:%S.%f] [ofl] [%l] [tid %t] %v");
+  for (const std::string& w : warnings) logger->warn("{}", w);
   return logger;
 }
 }  // namespace

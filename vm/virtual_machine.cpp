@@ -10,6 +10,7 @@
 
 #include "kernels/device_backend.h"
 #include "oneflow_lite/error.h"
+#include "oneflow_lite/settings.h"
 #include "vm/chrome_trace.h"
 #include "vm/instructions_builder.h"
 #include "vm/log.h"
@@ -62,8 +63,7 @@ VirtualMachine& VirtualMachine::Get() {
 
 VirtualMachine::VirtualMachine() {
   std::vector<std::string> warnings;
-  const VmConfig config =
-      ReadVmConfig([](const char* name) { return std::getenv(name); }, &warnings);
+  const VmConfig config = ReadVmConfig(settings::Environment, &warnings);
   for (const std::string& w : warnings) Logger().warn("{}", w);
   sync_mode_ = config.sync_mode;
   spin_ns_ = config.spin_us * 1000;

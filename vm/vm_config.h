@@ -1,7 +1,8 @@
 // VmConfig: the VM's settings from the environment (OFL_VM_*, OFL_TRACE*), read once when the VM
-// starts. A value that is not a number, or is out of its range, is reported once (a warning naming
-// the variable, the value and the range) and the default is used instead: a typo in a debugging
-// switch must neither stop every op nor be silently ignored.
+// starts through the table of settings (oneflow_lite/settings.h, docs/settings.md), which holds
+// their ranges and defaults. A value that is not a number, or is out of its range, is reported
+// once (a warning naming the variable, the value and the range) and the default is used instead:
+// a typo in a debugging switch must neither stop every op nor be silently ignored.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 namespace ofl::vm {
 
+// The defaults below are the table's (tests/vm/vm_config_test.cpp checks that they agree).
 struct VmConfig {
   bool sync_mode = false;        // OFL_VM_SYNC: 0 or 1
   int64_t spin_us = 50;          // OFL_VM_SPIN_US: 0 .. 1000000
@@ -30,7 +32,7 @@ struct VmConfig {
 inline constexpr int64_t kMaxHighWater = int64_t{1} << 16;
 
 // `lookup(name)` returns the variable's value or nullptr when it is unset. Each problem adds one
-// line to *warnings.
+// line to *warnings (the VM logs them).
 VmConfig ReadVmConfig(const std::function<const char*(const char*)>& lookup,
                       std::vector<std::string>* warnings);
 

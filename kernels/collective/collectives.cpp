@@ -23,6 +23,7 @@
 #include "kernels/collective/watchdog.h"
 #include "kernels/log_warning.h"
 #include "oneflow_lite/error.h"
+#include "oneflow_lite/settings.h"
 
 namespace ofl::kernels::collective {
 namespace {
@@ -285,10 +286,7 @@ bool BuiltWithMpi() {
 
 namespace {
 
-bool LocalChecksSetting() {
-  const char* v = std::getenv("OFL_CHECK_COLLECTIVES");
-  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-}
+bool LocalChecksSetting() { return settings::Flag("OFL_CHECK_COLLECTIVES"); }
 
 // The teardown of FinalizeProcessGroup, under s.mu. `by_shutdown`: called by FinalizeProcessGroup
 // (it also removes the MPI_Finalize hook and, when InitProcessGroup initialised MPI, finalises it);

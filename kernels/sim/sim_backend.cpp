@@ -11,7 +11,6 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <climits>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -28,8 +27,8 @@
 #include <vector>
 
 #include "kernels/builtin_device.h"
-#include "kernels/log_warning.h"
 #include "oneflow_lite/error.h"
+#include "oneflow_lite/settings.h"
 
 namespace ofl::kernels::sim {
 
@@ -61,39 +60,15 @@ const char* KindName(CopyKind kind) {
   return "unknown CopyKind";
 }
 
-// The value of environment variable `name` when it is a whole decimal number in [lo, hi]; a set
-// value that is not adds a warning (when `warnings` is given) and leaves *out as it was.
-bool EnvInt(const char* name, long long lo, long long hi, const std::string& fallback,
-            std::vector<std::string>* warnings, long long* out) {
-  const char* s = std::getenv(name);
-  if (s == nullptr || *s == '\0') return false;
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(s, &end, 10);
-  if (errno != 0 || *end != '\0' || v < lo || v > hi) {
-    if (warnings != nullptr) {
-      warnings->push_back(std::string(name) + "='" + s + "' is not valid: need an integer from " +
-                          std::to_string(lo) + " to " + std::to_string(hi) + "; using " + fallback +
-                          " instead");
-    }
-    return false;
-  }
-  *out = v;
-  return true;
-}
-
 }  // namespace
 
 SimConfig SimConfigFromEnv(std::vector<std::string>* warnings) {
+  const settings::Reader r(settings::Environment, warnings);
   SimConfig c;
-  long long v = 0;
-  if (EnvInt("OFL_SIM_SEED", LLONG_MIN, LLONG_MAX, std::to_string(c.seed), warnings, &v))
-    c.seed = static_cast<uint64_t>(v);
+  c.seed = static_cast<uint64_t>(r.Int("OFL_SIM_SEED"));
   // Up to 1 TiB per device: only address space is reserved, pages are committed on first touch.
-  if (EnvInt("OFL_SIM_MEMORY_MB", 1, 1 << 20, std::to_string(c.capacity_bytes >> 20), warnings, &v))
-    c.capacity_bytes = static_cast<size_t>(v) << 20;
-  if (EnvInt("OFL_SIM_MAX_DELAY_US", 0, INT_MAX, std::to_string(c.max_delay_us), warnings, &v))
-    c.max_delay_us = static_cast<int>(v);
+  c.capacity_bytes = static_cast<size_t>(r.Int("OFL_SIM_MEMORY_MB")) << 20;
+  c.max_delay_us = static_cast<int>(r.Int("OFL_SIM_MAX_DELAY_US"));
   return c;
 }
 
@@ -194,12 +169,7 @@ SimBackend::~SimBackend() {
 
 SimBackend& SimBackend::Instance() {
   // Never destroyed: VM workers and stream threads may still use it while statics are destroyed.
-  static SimBackend* instance = [] {
-    std::vector<std::string> warnings;
-    auto* sim = new SimBackend(SimConfigFromEnv(&warnings));
-    for (const std::string& w : warnings) LogWarning(w);
-    return sim;
-  }();
+  static SimBackend* instance = new SimBackend(SimConfigFromEnv());
   return *instance;
 }
 

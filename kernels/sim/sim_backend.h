@@ -21,6 +21,8 @@
 
 namespace ofl::kernels::sim {
 
+// seed, capacity_bytes and max_delay_us default to the table of settings' OFL_SIM_SEED,
+// OFL_SIM_MEMORY_MB and OFL_SIM_MAX_DELAY_US (tests/kernels/settings_reports_test.cpp checks).
 struct SimConfig {
   int devices = 2;
   size_t capacity_bytes = size_t{256} << 20;  // per device
@@ -31,9 +33,10 @@ struct SimConfig {
 };
 
 // The defaults, overridden by OFL_SIM_SEED, OFL_SIM_MEMORY_MB (capacity per device, 1 to 1048576)
-// and OFL_SIM_MAX_DELAY_US (0: no delays and no stalls). A value that is not a whole number in
-// range keeps the default and adds a warning naming the variable, the value and the default to
-// `warnings` (when given).
+// and OFL_SIM_MAX_DELAY_US (0: no delays and no stalls), read through the table of settings
+// (oneflow_lite/settings.h). A value that is not a whole number in range keeps the default and is
+// reported naming the variable, the value and the range: added to `warnings` when given, else
+// logged (once per process).
 SimConfig SimConfigFromEnv(std::vector<std::string>* warnings = nullptr);
 
 class SimBackend final : public ofl::DeviceBackend {

@@ -1,8 +1,6 @@
 #include "oneflow_lite/functional/functor_util.h"
 
-#include <cstdlib>
-#include <cstring>
-
+#include "oneflow_lite/settings.h"
 #include "oneflow_lite/small_object.h"
 
 namespace ofl::functional {
@@ -53,10 +51,7 @@ const TensorImpl& ImplOf(const char* op, const Tensor& x) {
 }
 
 bool ViewsDisabled() {
-  static const bool disabled = [] {
-    const char* v = std::getenv("OFL_DISABLE_VIEW");
-    return v != nullptr && std::strcmp(v, "0") != 0 && *v != '\0';
-  }();
+  static const bool disabled = settings::Flag("OFL_DISABLE_VIEW");
   return disabled;
 }
 

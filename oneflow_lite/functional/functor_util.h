@@ -48,7 +48,8 @@ Tensor MakeView(const Tensor& x, const Shape& shape, Strides stride, int64_t off
 const TensorImpl& ImplOf(const char* op, const Tensor& x);
 // The same for the global functors: a global tensor's impl is its physical shard.
 const TensorImpl& LocalImplOf(const char* op, const Tensor& x);
-// True when OFL_DISABLE_VIEW=1: view ops then run as OpCalls producing contiguous outputs.
+// True when OFL_DISABLE_VIEW=1 (read once, through the table of settings): view ops then run as
+// OpCalls producing contiguous outputs.
 bool ViewsDisabled();
 
 }  // namespace ofl::functional

@@ -8,14 +8,14 @@
 #include <string>
 
 #include "oneflow_lite/device.h"
+#include "oneflow_lite/settings.h"
 
 namespace {
 
 class DeviceAvailability : public ::testing::Environment {
  public:
   void SetUp() override {
-    const char* spec = std::getenv("OFL_TEST_DEVICE");
-    if (spec == nullptr || *spec == '\0') return;
+    const std::string spec = ofl::settings::String("OFL_TEST_DEVICE");
     const ofl::Device device(spec);
     const int count = ofl::device_count(device.type());
     if (device.index() < count) return;

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "oneflow_lite/settings.h"
+
 #if defined(__SANITIZE_ADDRESS__)
 #define OFL_HOST_GRID_ASAN 1
 #elif defined(__has_feature)
@@ -83,8 +85,7 @@ struct Runtime {
 Runtime& Rt() {
   static Runtime* rt = [] {
     auto* r = new Runtime();
-    const char* env = std::getenv("OFL_CUDA_HOST_SMS");
-    std::string spec = env != nullptr && *env != '\0' ? env : "1,132";
+    const std::string spec = ofl::settings::String("OFL_CUDA_HOST_SMS");
     std::stringstream ss(spec);
     std::string item;
     while (std::getline(ss, item, ',')) {
@@ -480,8 +481,7 @@ void RunGrid(const dim3& grid, const dim3& block, size_t shared_bytes, cudaStrea
 bool WideIndex() {
   int v = g_wide.load();
   if (v < 0) {
-    const char* env = std::getenv("OFL_CUDA_HOST_WIDE_INDEX");
-    v = env != nullptr && std::string(env) == "1" ? 1 : 0;
+    v = ofl::settings::Flag("OFL_CUDA_HOST_WIDE_INDEX") ? 1 : 0;
     g_wide.store(v);
   }
   return v == 1;

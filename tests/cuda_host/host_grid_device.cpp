@@ -12,6 +12,7 @@
 #include "kernels/cuda/cuda_kernel_list.h"
 #include "oneflow_lite/device.h"
 #include "oneflow_lite/extension.h"
+#include "oneflow_lite/settings.h"
 
 namespace ofl::cuda_host {
 namespace {
@@ -19,8 +20,7 @@ namespace {
 constexpr const char* kDeviceTypeName = "cudahost";
 
 [[maybe_unused]] const bool kRegistered = [] {
-  const char* v = std::getenv("OFL_TEST_DEVICE");
-  if (v == nullptr || std::string(v).rfind(kDeviceTypeName, 0) != 0) return false;
+  if (settings::String("OFL_TEST_DEVICE").rfind(kDeviceTypeName, 0) != 0) return false;
   register_device_backend(kDeviceTypeName, std::make_shared<kernels::cuda::CudaBackend>());
   DeviceType type;
   find_device_type(kDeviceTypeName, &type);

@@ -3,7 +3,9 @@
 // count does not move). Its values read back correctly from contiguous and non-contiguous inputs.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -157,6 +159,29 @@ TEST(ExpandValuesTest, LargeExpandThenContiguous) {
   EXPECT_TRUE(c.is_contiguous());
   EXPECT_EQ(c.stride(), (Dims{4096, 1}));
   EXPECT_TRUE(SameAs(c, RefExpand(row, {64, 4096})));
+}
+
+// A value of OFL_DISABLE_VIEW other than 0 or 1 used to turn views off without a word; it is now
+// reported, naming the variable and the value, and the default (views on) is used. In a fresh
+// process (the threadsafe style re-runs this binary): the setting is read once.
+TEST(ExpandSettingDeathTest, BadDisableViewValueWarnsAndExpandStaysAView) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const char* old = std::getenv("OFL_DISABLE_VIEW");
+  const std::string saved = old != nullptr ? old : "";
+  setenv("OFL_DISABLE_VIEW", "yes", 1);
+  EXPECT_EXIT(
+      {
+        const Tensor x = ofl::tensor<float>({1, 2, 3}, Shape({3, 1}), Device("cpu"));
+        const Tensor y = x.expand({2, 3, 4});
+        std::exit(SameStorage(y, x) && y.stride() == Dims{0, 1, 0} ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(0),
+      "OFL_DISABLE_VIEW='yes' is not valid: need an integer from 0 to 1; using 0 instead");
+  if (old != nullptr) {
+    setenv("OFL_DISABLE_VIEW", saved.c_str(), 1);
+  } else {
+    unsetenv("OFL_DISABLE_VIEW");
+  }
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "oneflow_lite/oneflow_lite.h"
+#include "oneflow_lite/settings.h"
 #include "oneflow_lite/tensor_impl.h"
 
 namespace ofl::testing {
@@ -81,10 +82,7 @@ HostTensor<T> RandomHost(std::mt19937_64& rng, const Dims& shape) {
 // The device the suites run on: OFL_TEST_DEVICE ("cpu" when unset). CTest runs the functional
 // suite once per device (cpu, sim:0, sim:1, and cuda:0 where one is present).
 inline Device TestDevice() {
-  static const Device device = [] {
-    const char* v = std::getenv("OFL_TEST_DEVICE");
-    return Device(v != nullptr && *v != '\0' ? v : "cpu");
-  }();
+  static const Device device(settings::String("OFL_TEST_DEVICE"));
   return device;
 }
 
@@ -248,10 +246,8 @@ inline void ExpectRuntimeWorks() {
   EXPECT_NO_THROW(ofl::sync());
 }
 
-inline bool EnvSet(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-}
+// Whether the flag `name` (OFL_VM_SYNC, OFL_DISABLE_VIEW) is on, as the library reads it.
+inline bool EnvSet(const char* name) { return settings::Flag(name); }
 
 // Puts the test device pool's limit back to "none" when the test ends, however it ends.
 class MemoryLimitGuard {

@@ -26,6 +26,7 @@
 #include "oneflow_lite/dtype.h"
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/extension.h"
+#include "oneflow_lite/settings.h"
 #include "oneflow_lite/shape.h"
 
 namespace ofl::kernels::testing {
@@ -263,10 +264,7 @@ inline bool IsFloat(DType d) {
 // the same references check every backend's kernels.
 // "cudahost:N" is the CUDA kernels run on the host grid (tests/cuda_host/host_grid_device.cpp).
 inline Device KernelTestDevice() {
-  static const Device device = [] {
-    const char* v = std::getenv("OFL_TEST_DEVICE");
-    return Device(v != nullptr && *v != '\0' ? v : "cpu");
-  }();
+  static const Device device(settings::String("OFL_TEST_DEVICE"));
   return device;
 }
 

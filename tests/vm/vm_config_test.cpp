@@ -1,8 +1,9 @@
 // Tests the VM's environment settings (vm/vm_config.h): every bad value (not a number, out of
 // range, a low-water mark not below the high one) is reported once with the variable's name and
-// value, and the default is used; good values are taken as they are. The last test starts a fresh
+// value, and the default is used; good values are taken as they are. The death tests start a fresh
 // process with a bad value to see the warning come out and every op still work. The settings do
-// not depend on the device, so these tests stay on the CPU whatever OFL_TEST_DEVICE says.
+// not depend on the device, so these tests stay on the CPU whatever OFL_TEST_DEVICE says. The
+// ranges and defaults come from the table of settings (tests/core/settings_test.cpp).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,7 +12,9 @@
 #include <vector>
 
 #include "oneflow_lite/oneflow_lite.h"
+#include "oneflow_lite/settings.h"
 #include "tests/vm/vm_test_util.h"
+#include "vm/log.h"
 #include "vm/vm_config.h"
 
 namespace ofl::vm {
@@ -130,6 +133,47 @@ TEST(VmConfigDeathTest, BadValueInTheEnvironmentWarnsOnceAndOpsStillWork) {
       ::testing::ExitedWithCode(0),
       "OFL_VM_HIGH_WATER_MARK='1' is not valid: need an integer from 2 to 65536; using 16384");
   unsetenv("OFL_VM_HIGH_WATER_MARK");
+}
+
+TEST(VmConfigTest, TheTableOfSettingsHoldsTheVmsLimitsAndDefaults) {
+  EXPECT_EQ(settings::Get("OFL_VM_HIGH_WATER_MARK").hi, kMaxHighWater);
+  EXPECT_EQ(settings::Get("OFL_VM_LOW_WATER_MARK").hi, kMaxHighWater - 1);
+  // VmConfig's own initialisers (what the tests above compare with) are the table's defaults.
+  const VmConfig table = Parse({}).config;
+  const VmConfig own;
+  EXPECT_EQ(table.sync_mode, own.sync_mode);
+  EXPECT_EQ(table.spin_us, own.spin_us);
+  EXPECT_EQ(table.high_water, own.high_water);
+  EXPECT_EQ(table.low_water, own.low_water);
+  EXPECT_DOUBLE_EQ(table.wait_timeout_s, own.wait_timeout_s);
+  EXPECT_EQ(table.fold_releases, own.fold_releases);
+  EXPECT_EQ(table.trace_vm, own.trace_vm);
+  EXPECT_EQ(table.trace_path, own.trace_path);
+  EXPECT_EQ(table.exit_stall_ms, own.exit_stall_ms);
+  EXPECT_EQ(table.inline_bytes, own.inline_bytes);
+}
+
+// An unknown OFL_LOG_LEVEL used to switch logging off without a word (spdlog's from_str); it is now
+// reported through the logger, which keeps its default level, warn.
+TEST(VmConfigDeathTest, BadLogLevelIsReportedAndTheDefaultLevelUsed) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const char* old = std::getenv("OFL_LOG_LEVEL");
+  const std::string saved = old != nullptr ? old : "";
+  setenv("OFL_LOG_LEVEL", "verbose", 1);
+  EXPECT_EXIT(
+      {
+        const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu")).repeat({2});
+        if (x.to_vector<float>() != std::vector<float>{1, 2, 1, 2}) std::exit(3);
+        std::exit(Logger().level() == spdlog::level::warn ? 0 : 4);
+      },
+      ::testing::ExitedWithCode(0),
+      "OFL_LOG_LEVEL='verbose' is not valid: need one of trace, debug, info, warn, warning, error, "
+      "err, critical, off; using warn instead");
+  if (old != nullptr) {
+    setenv("OFL_LOG_LEVEL", saved.c_str(), 1);
+  } else {
+    unsetenv("OFL_LOG_LEVEL");
+  }
 }
 
 }  // namespace

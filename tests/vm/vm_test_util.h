@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "oneflow_lite/device.h"
+#include "oneflow_lite/settings.h"
 #include "vm/eager_blob_object.h"
 #include "vm/instructions_builder.h"
 #include "vm/stream.h"
@@ -81,10 +82,7 @@ class ScopeGuard {
 // device (vm.on_sim0, vm.on_sim1), so the VM's asynchronous paths (launched is not complete, events
 // between streams, frees after completion) are exercised by the same tests as the CPU's.
 inline Device VmTestDevice() {
-  static const Device device = [] {
-    const char* v = std::getenv("OFL_TEST_DEVICE");
-    return Device(v != nullptr && *v != '\0' ? v : "cpu");
-  }();
+  static const Device device(settings::String("OFL_TEST_DEVICE"));
   return device;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "oneflow_lite/oneflow_lite.h"
+#include "oneflow_lite/settings.h"
 #include "tools/vm_trace/global_trace.h"
 #include "tools/vm_trace/instruction_table.h"
 #include "tools/vm_trace/progress.h"
@@ -312,8 +313,7 @@ int RunWorkload(const std::string& workload, const std::string& device_spec, int
     if (!*chrome_out) throw TraceError("--chrome " + chrome + ": write error");
   }
   // The recorder ended the session OFL_TRACE started, so the library will not write it at exit.
-  const char* env_trace = std::getenv("OFL_TRACE");
-  const std::string env_path = env_trace != nullptr ? env_trace : "";
+  const std::string env_path = ofl::settings::String("OFL_TRACE");
   if (!env_path.empty() && env_path != chrome) {
     std::ofstream f(env_path, std::ios::binary | std::ios::trunc);
     f << json;
