@@ -8,20 +8,23 @@
 
 #include <pthread.h>
 
-#include "kernels/collective/collectives.h"
 #include "vm/chrome_trace.h"
 #include "vm/log.h"
+#include "vm/process_group_hooks.h"
 #include "vm/virtual_machine.h"
 
 namespace ofl::vm {
 
 namespace {
+ProcessGroupHooks process_group_hooks;
+
 // This process's rank and the number of ranks: the process group's once init_distributed ran,
 // else what mpiexec tells every process it starts (Open MPI's variables, then MPICH's), so that
 // ranks that never called init_distributed still write files of their own.
 std::pair<int, int> RankAndWorld() {
-  if (kernels::collective::WorldSize() > 1) {
-    return {kernels::collective::WorldRank(), kernels::collective::WorldSize()};
+  const ProcessGroupHooks& group = process_group_hooks;
+  if (group.world_size != nullptr && group.world_size() > 1) {
+    return {group.world_rank(), group.world_size()};
   }
   const std::pair<const char*, const char*> vars[] = {
       {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, {"PMI_RANK", "PMI_SIZE"}};
@@ -41,6 +44,9 @@ std::atomic<VirtualMachine*> fork_vm{nullptr};
 // destructible, so it stays readable after the thread's thread_locals were destroyed.
 thread_local bool exiting_thread = false;
 }  // namespace
+
+void SetProcessGroupHooks(const ProcessGroupHooks& hooks) { process_group_hooks = hooks; }
+const ProcessGroupHooks& GetProcessGroupHooks() { return process_group_hooks; }
 
 void VirtualMachine::RegisterForkHandler(VirtualMachine* vm) {
   fork_vm.store(vm, std::memory_order_release);
@@ -160,7 +166,7 @@ void VirtualMachine::Shutdown() {
   }
   // Last: MPI (finalised only if init_distributed initialised it), after every collective ran.
   try {
-    kernels::collective::FinalizeProcessGroup();
+    if (process_group_hooks.finalize != nullptr) process_group_hooks.finalize();
   } catch (const std::exception& e) {
     Logger().warn("shutdown: finalising the process group failed: {}", e.what());
   }

@@ -15,12 +15,21 @@
 #include "oneflow_lite/functional/global_util.h"
 #include "ops/array_ops.h"
 #include "ops/sbp_rules.h"
+#include "vm/process_group_hooks.h"
 
 namespace ofl {
 
 namespace coll = kernels::collective;
 
 void init_distributed() { coll::InitProcessGroup(); }
+
+namespace {
+// The VM's view of the process group (vm/process_group_hooks.h), set while the library loads.
+const bool process_group_hooks_set = [] {
+  vm::SetProcessGroupHooks({&coll::WorldRank, &coll::WorldSize, &coll::FinalizeProcessGroup});
+  return true;
+}();
+}  // namespace
 int rank() { return coll::WorldRank(); }
 int world_size() { return coll::WorldSize(); }
 

@@ -119,7 +119,7 @@ Fingerprint MakeFingerprint(const char* kind, DType dtype, const Shape& logical,
 }
 
 void IssueCollective(const Fingerprint& fp, const Placement& p, std::vector<vm::BlobArg> in,
-                     std::vector<vm::BlobArg> out, vm::CollectivePolicy::Run run) {
+                     std::vector<vm::BlobArg> out, CollectivePolicy::Run run) {
   const int64_t seq = NextSeq(p.ranks());
   if (CheckCollectives()) {
     // On the channel of the stream that runs it: a GPU's collective worker must not make MPI calls
@@ -133,10 +133,9 @@ void IssueCollective(const Fingerprint& fp, const Placement& p, std::vector<vm::
   }
   const std::string op = CollectiveName(fp.text.substr(0, fp.text.find(',')), seq, p.ranks());
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
-    b->Policy(
-        CollectiveStream(PlacementDevice(p)),
-        std::make_unique<vm::CollectivePolicy>(op, coll::CollectiveId{seq, p.ranks(), fp.text},
-                                               std::move(in), std::move(out), std::move(run)));
+    b->Policy(CollectiveStream(PlacementDevice(p)),
+              std::make_unique<CollectivePolicy>(op, coll::CollectiveId{seq, p.ranks(), fp.text},
+                                                 std::move(in), std::move(out), std::move(run)));
   });
 }
 
@@ -151,7 +150,7 @@ std::vector<char> GatherSlots(const char* op, std::vector<char> mine) {
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
     ref = b->Policy(
         CollectiveStream(),
-        std::make_unique<vm::CollectivePolicy>(
+        std::make_unique<CollectivePolicy>(
             CollectiveName(std::string(op) + ": shape exchange", seq, ranks),
             coll::CollectiveId{seq, ranks, std::string(op) + " shape exchange"},
             std::vector<vm::BlobArg>{}, std::vector<vm::BlobArg>{},

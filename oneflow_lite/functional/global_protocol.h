@@ -3,8 +3,9 @@
 // the pair names the same collective on every rank (the collective watchdog's hang report, the
 // trace tool's pairing), and with OFL_CHECK_COLLECTIVES=1 the ranks compare both before it runs,
 // all throwing the same error when they differ. A collective is a VM instruction on the collective
-// stream of the placement's device (vm/collective_policy.h), which runs them in issue order; what
-// it moves, and how, is the device type's collectives' (kernels/collective/device_collectives.h).
+// stream of the placement's device (oneflow_lite/functional/collective_policy.h), which runs them
+// in issue order; what it moves, and how, is the device type's collectives'
+// (kernels/collective/device_collectives.h).
 #pragma once
 
 #include <string>
@@ -12,8 +13,8 @@
 
 #include "kernels/collective/device_collectives.h"
 #include "oneflow_lite/distributed.h"
+#include "oneflow_lite/functional/collective_policy.h"
 #include "oneflow_lite/tensor.h"
-#include "vm/collective_policy.h"
 
 namespace ofl::functional {
 
@@ -38,7 +39,7 @@ Fingerprint MakeFingerprint(const char* kind, DType dtype, const Shape& logical,
 // Issues one collective over p's ranks on the collective stream of p's device: `run` gets the
 // inputs', the outputs' memory and the stream's native stream.
 void IssueCollective(const Fingerprint& fp, const Placement& p, std::vector<vm::BlobArg> in,
-                     std::vector<vm::BlobArg> out, vm::CollectivePolicy::Run run);
+                     std::vector<vm::BlobArg> out, CollectivePolicy::Run run);
 
 // Every rank's `mine` (the same size on every rank), gathered over the world in rank order and
 // waited for: the metadata exchange before to_global of local tensors moves any data.

@@ -1,7 +1,8 @@
 // A collective whose part fails on one rank only (its output cannot be allocated, or its input's
-// producer failed there) still runs on every rank (vm/collective_policy.h): the ranks agree that
-// it cannot move data, every rank's next wait gets the error (the failing rank its own, the others
-// one naming that rank), and the next collective pairs as it should and gives the right values.
+// producer failed there) still runs on every rank (oneflow_lite/functional/collective_policy.h):
+// the ranks agree that it cannot move data, every rank's next wait gets the error (the failing rank
+// its own, the others one naming that rank), and the next collective pairs as it should and gives
+// the right values.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -1,7 +1,9 @@
 // CollectivePolicy: one collective (a global tensor's boxing step) as an instruction on the
-// collective stream. The VM orders it like any instruction through the blobs it reads and writes;
-// the one collective stream per process runs collectives in issue order, which is the same order
-// on every rank because every rank issues the same program.
+// collective stream. A policy of the layer that issues collectives, not of vm/: the VM runs it as
+// any instruction and knows nothing of the process group, MPI or NCCL. The VM orders it like any
+// instruction through the blobs it reads and writes; the one collective stream per process runs
+// collectives in issue order, which is the same order on every rank because every rank issues the
+// same program.
 //
 // A collective never skips on one rank alone: the other ranks would pair their next collective
 // with this one. Whatever fails locally — an input poisoned (its producer failed on this rank), an
@@ -31,9 +33,9 @@
 #include "kernels/kernel.h"
 #include "vm/instruction.h"
 
-namespace ofl::vm {
+namespace ofl::functional {
 
-class CollectivePolicy final : public InstructionPolicy {
+class CollectivePolicy final : public vm::InstructionPolicy {
  public:
   // `run` gets the resolved inputs and outputs (host pointers) and makes the blocking calls; while
   // it runs, the collective watchdog watches `id` (kernels/collective/watchdog.h) with the VM's
@@ -45,13 +47,13 @@ class CollectivePolicy final : public InstructionPolicy {
       std::function<void(const std::vector<kernels::TensorArg>& inputs,
                          const std::vector<kernels::TensorArg>& outputs, NativeStream stream)>;
   CollectivePolicy(std::string op_name, kernels::collective::CollectiveId id,
-                   std::vector<BlobArg> inputs, std::vector<BlobArg> outputs, Run run);
+                   std::vector<vm::BlobArg> inputs, std::vector<vm::BlobArg> outputs, Run run);
   const char* policy_name() const override { return "Collective"; }
   const std::string& op_name() const override { return op_name_; }
   // Allocates the outputs; a failure is kept for Compute (which tells the other ranks) instead of
   // thrown, so the collective still runs.
-  void Prepare(Instruction* instr) override;
-  void Compute(Instruction* instr) override;
+  void Prepare(vm::Instruction* instr) override;
+  void Compute(vm::Instruction* instr) override;
   bool RunsOnPoisonedInputs() const override { return true; }
   bool Abandonable() const override { return false; }
   std::string RunningDetail() const override;
@@ -59,12 +61,12 @@ class CollectivePolicy final : public InstructionPolicy {
  private:
   std::string op_name_;
   kernels::collective::CollectiveId id_;
-  std::vector<BlobArg> inputs_, outputs_;
+  std::vector<vm::BlobArg> inputs_, outputs_;
   Run run_;
   // Set by Prepare, read by Compute (the worker, one after the other).
   bool prepare_failed_ = false;
-  ErrorKind prepare_kind_ = ErrorKind::kGeneric;
+  vm::ErrorKind prepare_kind_ = vm::ErrorKind::kGeneric;
   std::string prepare_what_;
 };
 
-}  // namespace ofl::vm
+}  // namespace ofl::functional

@@ -1,4 +1,4 @@
-#include "vm/collective_policy.h"
+#include "oneflow_lite/functional/collective_policy.h"
 
 #include <cstdint>
 #include <mutex>
@@ -13,7 +13,18 @@
 #include "vm/stream.h"
 #include "vm/virtual_machine.h"
 
-namespace ofl::vm {
+namespace ofl::functional {
+
+using vm::BlobArg;
+using vm::ErrorKind;
+using vm::ErrorKindOf;
+using vm::Instruction;
+using vm::InstructionPolicy;
+using vm::Logger;
+using vm::VirtualMachine;
+using vm::VmError;
+using vm::VmErrorPtr;
+
 namespace {
 
 namespace coll = kernels::collective;
@@ -162,4 +173,4 @@ std::string CollectivePolicy::RunningDetail() const {
   return kernels::collective::WatchdogStatus(id_);
 }
 
-}  // namespace ofl::vm
+}  // namespace ofl::functional
