@@ -75,7 +75,7 @@ SimConfig SimConfigFromEnv(std::vector<std::string>* warnings) {
 // ---- State -----------------------------------------------------------------------------------
 
 struct SimBackend::DeviceState {
-  struct Block {
+  struct Allocation {
     size_t size;       // rounded to kAlignment: what the free list gets back
     size_t requested;  // what allocate() was asked for: deallocate must say the same
   };
@@ -83,14 +83,16 @@ struct SimBackend::DeviceState {
   int index = 0;
   size_t capacity = 0;
 
-  // The arena. Both views are set once under `mu`; none_base is published last (release), so a
-  // reader that sees it non-null (acquire) also sees rw_base.
+  // The arena, mapped twice: device_view (no access) is what allocate() hands out, so the host
+  // faults on touching device memory as it would on a GPU's; worker_view (read-write) is what the
+  // sim's streams run kernels and copies through. Both are set once under `mu`; device_view is
+  // published last (release), so a reader that sees it non-null (acquire) also sees worker_view.
   std::mutex mu;
-  std::atomic<char*> none_base{nullptr};
-  char* rw_base = nullptr;
+  std::atomic<char*> device_view{nullptr};
+  char* worker_view = nullptr;
   int fd = -1;
   std::map<size_t, size_t> free_blocks;  // offset -> size, disjoint, never adjacent (coalesced)
-  std::map<size_t, Block> live;          // offset -> block handed out by allocate()
+  std::map<size_t, Allocation> live;     // offset -> block handed out by allocate()
 
   // Faults.
   std::mutex fault_mu;
@@ -101,7 +103,7 @@ struct SimBackend::DeviceState {
   std::string async_error;  // the first exception a stream task threw, until a query reports it
 };
 
-struct SimBackend::Stream {
+struct SimBackend::SimStream {
   struct Task {
     std::function<void()> fn;
     bool delayed = true;  // event markers are not: they add nothing a delay before the work lacks
@@ -117,7 +119,7 @@ struct SimBackend::Stream {
   std::thread thread;
 };
 
-struct SimBackend::Event {
+struct SimBackend::SimEvent {
   int device = 0;
   std::mutex mu;
   std::condition_variable cv;
@@ -131,8 +133,8 @@ struct SimBackend::Event {
 // Live handles: a handle not found here (destroyed, or never ours) is rejected, not dereferenced.
 struct SimBackend::Registry {
   std::mutex mu;
-  std::unordered_map<void*, std::shared_ptr<Stream>> streams;
-  std::unordered_map<void*, std::shared_ptr<Event>> events;
+  std::unordered_map<void*, std::shared_ptr<SimStream>> streams;
+  std::unordered_map<void*, std::shared_ptr<SimEvent>> events;
   uint64_t next_stream_id = 0;
 };
 
@@ -158,10 +160,10 @@ SimBackend::~SimBackend() {
   Shutdown();
   for (int i = 0; i < config_.devices; ++i) {
     DeviceState& d = *devices_[i];
-    char* none = d.none_base.load(std::memory_order_acquire);
+    char* none = d.device_view.load(std::memory_order_acquire);
     if (none != nullptr) {
       munmap(none, d.capacity);
-      munmap(d.rw_base, d.capacity);
+      munmap(d.worker_view, d.capacity);
       close(d.fd);
     }
   }
@@ -178,7 +180,7 @@ std::shared_ptr<DeviceBackend> SimBackend::SharedInstance() {
 }
 
 void SimBackend::Shutdown() {
-  std::unordered_map<void*, std::shared_ptr<Stream>> streams;
+  std::unordered_map<void*, std::shared_ptr<SimStream>> streams;
   {
     std::lock_guard<std::mutex> lock(registry_->mu);
     streams.swap(registry_->streams);
@@ -230,8 +232,8 @@ void SimBackend::ThrowIfAsyncError(DeviceState& d) {
   if (!msg.empty()) throw DeviceError(msg);
 }
 
-std::shared_ptr<SimBackend::Stream> SimBackend::FindStream(NativeStream stream,
-                                                           const char* op) const {
+std::shared_ptr<SimBackend::SimStream> SimBackend::FindStream(NativeStream stream,
+                                                              const char* op) const {
   std::lock_guard<std::mutex> lock(registry_->mu);
   auto it = registry_->streams.find(stream);
   if (it == registry_->streams.end()) {
@@ -241,7 +243,8 @@ std::shared_ptr<SimBackend::Stream> SimBackend::FindStream(NativeStream stream,
   return it->second;
 }
 
-std::shared_ptr<SimBackend::Event> SimBackend::FindEvent(NativeEvent event, const char* op) const {
+std::shared_ptr<SimBackend::SimEvent> SimBackend::FindEvent(NativeEvent event,
+                                                            const char* op) const {
   std::lock_guard<std::mutex> lock(registry_->mu);
   auto it = registry_->events.find(event);
   if (it == registry_->events.end()) {
@@ -254,9 +257,9 @@ std::shared_ptr<SimBackend::Event> SimBackend::FindEvent(NativeEvent event, cons
 // ---- Memory ----------------------------------------------------------------------------------
 
 void SimBackend::EnsureArena(DeviceState& d) const {
-  if (d.none_base.load(std::memory_order_acquire) != nullptr || d.capacity == 0) return;
+  if (d.device_view.load(std::memory_order_acquire) != nullptr || d.capacity == 0) return;
   std::lock_guard<std::mutex> lock(d.mu);
-  if (d.none_base.load(std::memory_order_relaxed) != nullptr) return;
+  if (d.device_view.load(std::memory_order_relaxed) != nullptr) return;
   auto fail = [&](const char* what) {
     const int err = errno;
     throw DeviceError("allocate: " + Name(d.index) + ": " + what + " failed for " +
@@ -282,16 +285,16 @@ void SimBackend::EnsureArena(DeviceState& d) const {
     fail("mmap");
   }
   d.fd = fd;
-  d.rw_base = static_cast<char*>(rw);
+  d.worker_view = static_cast<char*>(rw);
   d.free_blocks.emplace(0, d.capacity);
-  d.none_base.store(static_cast<char*>(none), std::memory_order_release);
+  d.device_view.store(static_cast<char*>(none), std::memory_order_release);
 }
 
 int SimBackend::DeviceOf(const void* p) const {
   const uintptr_t u = reinterpret_cast<uintptr_t>(p);
   for (int i = 0; i < config_.devices; ++i) {
     const DeviceState& d = *devices_[i];
-    const char* base = d.none_base.load(std::memory_order_acquire);
+    const char* base = d.device_view.load(std::memory_order_acquire);
     if (base != nullptr && u - reinterpret_cast<uintptr_t>(base) < d.capacity) return i;
   }
   return -1;
@@ -302,8 +305,8 @@ void* SimBackend::HostView(const void* device_ptr) const {
   if (i < 0) return const_cast<void*>(device_ptr);
   const DeviceState& d = *devices_[i];
   const size_t offset = static_cast<size_t>(static_cast<const char*>(device_ptr) -
-                                            d.none_base.load(std::memory_order_acquire));
-  return d.rw_base + offset;
+                                            d.device_view.load(std::memory_order_acquire));
+  return d.worker_view + offset;
 }
 
 void* SimBackend::allocate(int index, size_t bytes) {
@@ -318,8 +321,8 @@ void* SimBackend::allocate(int index, size_t bytes) {
     const size_t left = it->second - size;
     d.free_blocks.erase(it);
     if (left > 0) d.free_blocks.emplace(offset + size, left);
-    d.live.emplace(offset, DeviceState::Block{size, bytes});
-    return d.none_base.load(std::memory_order_relaxed) + offset;
+    d.live.emplace(offset, DeviceState::Allocation{size, bytes});
+    return d.device_view.load(std::memory_order_relaxed) + offset;
   }
   return nullptr;
 }
@@ -334,7 +337,7 @@ std::string SimBackend::memory_info(int index) {
       largest = std::max(largest, size);
     }
   }
-  if (d.none_base.load(std::memory_order_acquire) == nullptr) free = largest = d.capacity;
+  if (d.device_view.load(std::memory_order_acquire) == nullptr) free = largest = d.capacity;
   return "device capacity " + std::to_string(d.capacity) + " bytes (OFL_SIM_MEMORY_MB), " +
          std::to_string(free) + " free, largest free range " + std::to_string(largest);
 }
@@ -346,7 +349,7 @@ void SimBackend::deallocate(int index, void* ptr, size_t bytes) {
     throw InvalidArgument("deallocate: " + PtrStr(ptr) + " is not " + Name(index) + " memory");
   }
   const size_t offset =
-      static_cast<size_t>(static_cast<char*>(ptr) - d.none_base.load(std::memory_order_acquire));
+      static_cast<size_t>(static_cast<char*>(ptr) - d.device_view.load(std::memory_order_acquire));
   size_t size = 0;
   {
     std::lock_guard<std::mutex> lock(d.mu);
@@ -365,7 +368,7 @@ void SimBackend::deallocate(int index, void* ptr, size_t bytes) {
   }
   // Poison now, on this thread, before the range can be handed out again: a stream still using it
   // reads garbage, and ThreadSanitizer reports the free as a race with that stream.
-  std::memset(d.rw_base + offset, kPoison, size);
+  std::memset(d.worker_view + offset, kPoison, size);
   // Back to the free list, merged with free neighbours so that large requests fit again.
   std::lock_guard<std::mutex> lock(d.mu);
   size_t start = offset;
@@ -389,14 +392,14 @@ void SimBackend::deallocate(int index, void* ptr, size_t bytes) {
 
 NativeStream SimBackend::create_stream(int index) {
   CheckUsable(index, "create_stream");
-  auto s = std::make_shared<Stream>();
+  auto s = std::make_shared<SimStream>();
   s->device = index;
   {
     std::lock_guard<std::mutex> lock(registry_->mu);
     s->id = registry_->next_stream_id++;
   }
   s->rng.seed(config_.seed + s->id);
-  // The worker holds the Stream too: a thread detached by Shutdown() (called from one of its own
+  // The worker holds the SimStream too: a thread detached by Shutdown() (called from one of its own
   // tasks) still needs it.
   s->thread = std::thread(&SimBackend::RunWorker, this, s);
   // A name like "ofl-sim0-s12" in debuggers and TSan reports (at most 15 characters).
@@ -409,7 +412,7 @@ NativeStream SimBackend::create_stream(int index) {
 
 void SimBackend::destroy_stream(int index, NativeStream stream) {
   CheckIndex(index, "destroy_stream");
-  std::shared_ptr<Stream> s;
+  std::shared_ptr<SimStream> s;
   {
     std::lock_guard<std::mutex> lock(registry_->mu);
     auto it = registry_->streams.find(stream);
@@ -431,22 +434,22 @@ void SimBackend::destroy_stream(int index, NativeStream stream) {
   s->thread.join();  // the worker runs what is still queued first
 }
 
-void SimBackend::Push(Stream& s, std::function<void()> work, bool delayed) {
+void SimBackend::Push(SimStream& s, std::function<void()> work, bool delayed) {
   {
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.stopping) {
       throw InvalidArgument("sim stream of " + Name(s.device) + " is being destroyed");
     }
-    s.queue.push_back(Stream::Task{std::move(work), delayed});
+    s.queue.push_back(SimStream::Task{std::move(work), delayed});
   }
   s.cv.notify_one();
 }
 
-void SimBackend::RunWorker(std::shared_ptr<Stream> s) {
+void SimBackend::RunWorker(std::shared_ptr<SimStream> s) {
   std::uniform_int_distribution<int> delay(0, config_.max_delay_us);
   std::uniform_int_distribution<int> per_mille(0, 999);
   for (;;) {
-    Stream::Task task;
+    SimStream::Task task;
     {
       std::unique_lock<std::mutex> lock(s->mu);
       s->cv.wait(lock, [&s] { return !s->queue.empty() || s->stopping; });
@@ -480,7 +483,7 @@ void SimBackend::RunWorker(std::shared_ptr<Stream> s) {
 }
 
 void SimBackend::Enqueue(NativeStream stream, std::function<void()> work) {
-  std::shared_ptr<Stream> s = FindStream(stream, "Enqueue");
+  std::shared_ptr<SimStream> s = FindStream(stream, "Enqueue");
   CheckUsable(s->device, "Enqueue");
   Push(*s, std::move(work), true);
 }
@@ -489,7 +492,7 @@ void SimBackend::Enqueue(NativeStream stream, std::function<void()> work) {
 
 NativeEvent SimBackend::create_event(int index) {
   CheckUsable(index, "create_event");
-  auto e = std::make_shared<Event>();
+  auto e = std::make_shared<SimEvent>();
   e->device = index;
   std::lock_guard<std::mutex> lock(registry_->mu);
   registry_->events.emplace(e.get(), e);
@@ -504,12 +507,12 @@ void SimBackend::destroy_event(int index, NativeEvent event) {
     throw InvalidArgument("destroy_event: " + PtrStr(event) + " is not a live event of " +
                           Name(index));
   }
-  registry_->events.erase(it);  // markers still queued keep the Event alive, as in CUDA
+  registry_->events.erase(it);  // markers still queued keep the SimEvent alive, as in CUDA
 }
 
 void SimBackend::record_event(NativeEvent event, NativeStream stream) {
-  std::shared_ptr<Event> e = FindEvent(event, "record_event");
-  std::shared_ptr<Stream> s = FindStream(stream, "record_event");
+  std::shared_ptr<SimEvent> e = FindEvent(event, "record_event");
+  std::shared_ptr<SimStream> s = FindStream(stream, "record_event");
   CheckUsable(e->device, "record_event");
   CheckUsable(s->device, "record_event");
   uint64_t gen = 0;
@@ -537,7 +540,7 @@ void SimBackend::record_event(NativeEvent event, NativeStream stream) {
 }
 
 bool SimBackend::query_event(NativeEvent event) {
-  std::shared_ptr<Event> e = FindEvent(event, "query_event");
+  std::shared_ptr<SimEvent> e = FindEvent(event, "query_event");
   DeviceState& d = CheckUsable(e->device, "query_event");
   {
     std::lock_guard<std::mutex> lock(d.fault_mu);
@@ -558,7 +561,7 @@ bool SimBackend::query_event(NativeEvent event) {
 }
 
 void SimBackend::synchronize_event(NativeEvent event) {
-  std::shared_ptr<Event> e = FindEvent(event, "synchronize_event");
+  std::shared_ptr<SimEvent> e = FindEvent(event, "synchronize_event");
   DeviceState& d = CheckUsable(e->device, "synchronize_event");
   {
     std::unique_lock<std::mutex> lock(e->mu);
@@ -569,8 +572,8 @@ void SimBackend::synchronize_event(NativeEvent event) {
 }
 
 void SimBackend::stream_wait_event(NativeStream stream, NativeEvent event) {
-  std::shared_ptr<Event> e = FindEvent(event, "stream_wait_event");
-  std::shared_ptr<Stream> s = FindStream(stream, "stream_wait_event");
+  std::shared_ptr<SimEvent> e = FindEvent(event, "stream_wait_event");
+  std::shared_ptr<SimStream> s = FindStream(stream, "stream_wait_event");
   CheckUsable(e->device, "stream_wait_event");
   CheckUsable(s->device, "stream_wait_event");
   uint64_t gen = 0;
@@ -608,7 +611,7 @@ void SimBackend::CheckCopyOperand(const char* role, const void* p, size_t bytes,
   CheckUsable(dev, "copy_async");
   DeviceState& d = *devices_[dev];
   const size_t offset = static_cast<size_t>(static_cast<const char*>(p) -
-                                            d.none_base.load(std::memory_order_acquire));
+                                            d.device_view.load(std::memory_order_acquire));
   std::lock_guard<std::mutex> lock(d.mu);
   auto it = d.live.upper_bound(offset);
   if (it == d.live.begin()) fail(std::string(role) + " is not in a live allocation");
@@ -620,7 +623,7 @@ void SimBackend::CheckCopyOperand(const char* role, const void* p, size_t bytes,
 
 void SimBackend::copy_async(void* dst, const void* src, size_t bytes, CopyKind kind,
                             NativeStream stream) {
-  std::shared_ptr<Stream> s = FindStream(stream, "copy_async");
+  std::shared_ptr<SimStream> s = FindStream(stream, "copy_async");
   CheckUsable(s->device, "copy_async");
   if (kind != CopyKind::kHostToDevice && kind != CopyKind::kDeviceToHost &&
       kind != CopyKind::kDeviceToDevice) {

@@ -101,20 +101,20 @@ class SimBackend final : public ofl::DeviceBackend {
 
  private:
   struct DeviceState;
-  struct Stream;
-  struct Event;
+  struct SimStream;
+  struct SimEvent;
 
   DeviceState& CheckIndex(int index, const char* op) const;
   DeviceState& CheckUsable(int index, const char* op) const;
   void EnsureArena(DeviceState& d) const;
-  std::shared_ptr<Stream> FindStream(ofl::NativeStream stream, const char* op) const;
-  std::shared_ptr<Event> FindEvent(ofl::NativeEvent event, const char* op) const;
+  std::shared_ptr<SimStream> FindStream(ofl::NativeStream stream, const char* op) const;
+  std::shared_ptr<SimEvent> FindEvent(ofl::NativeEvent event, const char* op) const;
   // The device whose memory holds `p`, or -1.
   int DeviceOf(const void* p) const;
   void CheckCopyOperand(const char* role, const void* p, size_t bytes, bool want_device,
                         ofl::CopyKind kind, const void* dst, const void* src) const;
-  void Push(Stream& stream, std::function<void()> work, bool delayed);
-  void RunWorker(std::shared_ptr<Stream> stream);
+  void Push(SimStream& stream, std::function<void()> work, bool delayed);
+  void RunWorker(std::shared_ptr<SimStream> stream);
   void ThrowIfAsyncError(DeviceState& d);
 
   const SimConfig config_;
