@@ -43,7 +43,8 @@ void FinalizeProcessGroup();
 bool BuiltWithMpi();
 
 // Run inside the program's MPI_Finalize before the process group is torn down (see
-// InitProcessGroup); set once by the layer that issues collectives (vm/collective_policy.cpp).
+// InitProcessGroup); set once by the layer that issues collectives
+// (oneflow_lite/functional/collective_policy.cpp).
 void SetBeforeMpiFinalizeHook(std::function<void()> hook);
 
 // Whether collectives are checked for order and fingerprint (OFL_CHECK_COLLECTIVES). Before

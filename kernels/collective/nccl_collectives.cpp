@@ -17,8 +17,9 @@
 //    for "done" while polling ncclCommGetAsyncError (WaitCollective, nccl_wait.h). On an error or
 //    the hang timeout it aborts the communicator and drops it from the cache.
 // The agreement and the unique id go over MPI on the channel of the device's collective stream
-// (coll::GatherStatus with channel 1 + device index, the one oneflow_lite/functional/collective_policy.cpp uses for its
-// status agreement): only this worker calls MPI there, in the same order on every rank. (Channel
+// (coll::GatherStatus with channel 1 + device index, the one the collective policy,
+// oneflow_lite/functional/collective_policy.cpp, uses for its status agreement): only this worker
+// calls MPI there, in the same order on every rank. (Channel
 // 0, which coll::Broadcast uses, is the host collective stream's: a second thread's collective on
 // it could pair with a different one on another rank.)
 // Which error each failure raises, and what happens to the communicator: nccl_collectives.h.
