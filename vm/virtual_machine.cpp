@@ -61,7 +61,17 @@ VirtualMachine& VirtualMachine::Get() {
   return *vm;
 }
 
-VirtualMachine::VirtualMachine() {
+VirtualMachine::VirtualMachine()
+    : devices_(DeviceRegistry::Hooks{
+          &closing_,
+          [this](const std::string& what) { OnClosing(what, /*throw_if_shut_down=*/true); },
+          [this](const Device& device, StreamRole role, CachingAllocator* pool,
+                 DeviceBackend* backend) {
+            return std::make_unique<Stream>(this, device, role, pool, backend);
+          },
+          [this](const std::string& device, const PoolEvent& event) {
+            OnPoolEvent(device, event);
+          }}) {
   std::vector<std::string> warnings;
   const VmConfig config = ReadVmConfig(settings::Environment, &warnings);
   for (const std::string& w : warnings) Logger().warn("{}", w);
@@ -73,7 +83,7 @@ VirtualMachine::VirtualMachine() {
   if (config.trace_vm || !trace_path_.empty()) {
     // No pool exists yet; each one gets its observer when it is created.
     trace_origin_ns_ = NowNs();
-    observing_pools_ = true;
+    devices_.ObservePools(true);
     tracing_ = true;
   }
   fold_releases_ = config.fold_releases;
@@ -374,8 +384,8 @@ void VirtualMachine::Run(Instruction* instr) {
     err->reported.store(true);  // the hang report was the error its waiter got
     Logger().warn("[#{} {}] {}", instr->id(), instr->stream()->name(), err->message);
     poison = std::move(err);  // skipped like an instruction with a poisoned input
-  } else if (any_device_failed_.load(std::memory_order_relaxed) &&
-             !policy->RunsOnPoisonedInputs() && IsFailed(self->device())) {
+  } else if (devices_.any_device_failed() && !policy->RunsOnPoisonedInputs() &&
+             devices_.IsFailed(self->device())) {
     poison = FailInstruction(instr, ErrorKind::kDevice, "its device failed earlier");
   } else if (!policy->RunsOnPoisonedInputs()) {
     for (const BlobPtr& b : policy->reads()) {
@@ -407,7 +417,9 @@ void VirtualMachine::Run(Instruction* instr) {
       what = e.what();
       // A fault the device cannot recover from: marked before the error is visible (see
       // FailLaunched).
-      if (dynamic_cast<const DeviceFailed*>(&e) != nullptr) MarkDeviceFailed(self->device(), what);
+      if (dynamic_cast<const DeviceFailed*>(&e) != nullptr) {
+        devices_.MarkDeviceFailed(self->device(), what);
+      }
     } catch (...) {
       what = "unknown exception";
     }
@@ -511,7 +523,7 @@ void VirtualMachine::FailLaunched(Instruction* instr, const std::string& what, b
   // The device is marked failed before the error is visible anywhere: a reader on another stream
   // that sees the poisoned blob (and wakes the host) must find the device failed already, so the
   // next op on it throws at the call.
-  if (device_failed) MarkDeviceFailed(instr->stream()->device(), what);
+  if (device_failed) devices_.MarkDeviceFailed(instr->stream()->device(), what);
   FailInstruction(instr, ErrorKind::kDevice, what);
   PublishLaunched(instr);
   Finish(instr);

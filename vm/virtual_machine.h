@@ -1,6 +1,7 @@
 // VirtualMachine: the process-wide scheduler. It orders submitted instructions by the blobs they
 // read and write, hands each to its stream's worker, keeps errors raised inside the VM until a wait
-// re-throws them, applies back-pressure to submitters, and owns the streams and caching pools.
+// re-throws them, applies back-pressure to submitters, and owns the device registry (streams,
+// caching pools, failed devices).
 #pragma once
 
 #include <atomic>
@@ -17,6 +18,7 @@
 
 #include "oneflow_lite/device.h"
 #include "vm/allocator/caching_allocator.h"
+#include "vm/device_registry.h"
 #include "vm/instruction.h"
 #include "vm/stream.h"
 #include "vm/trace.h"
@@ -49,13 +51,8 @@ class VirtualMachine {
   // what can finish and then stops accepting work.
   static VirtualMachine& Get();
 
-  // Throws DeviceError for a device this build or machine cannot use.
-  Stream* GetStream(const Device& device, StreamRole role = StreamRole::kCompute);
-  CachingAllocator* GetAllocator(const Device& device);
-  // The pool of host staging buffers for transfers to and from devices of `type` (one per device
-  // type: its memory comes from the backend's allocate_host). Made on first use.
-  CachingAllocator* GetStagingPool(DeviceType type);
-  std::vector<Stream*> streams();
+  // The streams, pools and failed devices.
+  DeviceRegistry& devices() { return devices_; }
 
   // Orders and dispatches a batch built by an InstructionsBuilder. With back_pressure, blocks
   // while more than the high-water mark of instructions are in flight, until they drop to the
@@ -151,10 +148,6 @@ class VirtualMachine {
   // the error is kept for the next wait) and is finished. `device_failed`: the device cannot
   // recover; every later op on it throws DeviceError naming this first fault.
   void FailLaunched(Instruction* instr, const std::string& what, bool device_failed);
-  void MarkDeviceFailed(const Device& device, const std::string& what);
-  // Throws DeviceError naming the first fault when `device` failed.
-  void CheckDeviceUsable(const Device& device);
-  bool IsFailed(const Device& device);
   // Waits until every instruction launched so far on the device's streams completed (and the
   // blocks they freed are back in the pool). Any thread, including a worker.
   void DrainDevice(const Device& device);
@@ -243,7 +236,6 @@ class VirtualMachine {
   // Submits a barrier per stream and waits for them (hang timeout; errors are not re-thrown).
   // `caller` names the call in the error thrown on a VM worker.
   void WaitForAllIssued(const char* caller);
-  void ObservePools(bool on);
   void OnPoolEvent(const std::string& device, const PoolEvent& event);
   // Keeps a retired traced instruction's TraceRecord.
   void RecordTrace(Instruction* instr);
@@ -306,26 +298,13 @@ class VirtualMachine {
   std::mutex errors_mu_;
   std::vector<VmErrorPtr> unreported_;
 
-  std::mutex streams_mu_;
-  std::map<std::pair<std::string, int>, std::unique_ptr<Stream>> streams_;
-  std::map<std::string, std::unique_ptr<CachingAllocator>> pools_;
-  std::unique_ptr<CachingAllocator> staging_pools_[kMaxDeviceTypes];  // guarded by streams_mu_
-  std::vector<Stream*> stream_list_;
-  // Lock-free look-up of already created streams: [device type][device index][role].
-  static constexpr int kMaxIndexedDevice = 16;
-  std::atomic<Stream*> stream_index_[kMaxDeviceTypes][kMaxIndexedDevice][kNumStreamRoles] = {};
-
-  // Devices that reported a fault they cannot recover from, with the first fault.
-  std::atomic<bool> any_device_failed_{false};
-  std::mutex failed_mu_;
-  std::map<std::string, std::string> failed_devices_;
+  DeviceRegistry devices_;
 
   std::atomic<bool> tracing_{false};
   std::mutex trace_mu_;
   std::vector<TraceRecord> trace_;
   std::atomic<int64_t> trace_origin_ns_{0};
-  bool observing_pools_ = false;  // guarded by streams_mu_
-  std::mutex pool_events_mu_;     // taken under a pool's lock (by its observer)
+  std::mutex pool_events_mu_;  // taken under a pool's lock (by its observer)
   std::vector<PoolEventRecord> pool_events_;
   std::string trace_path_;  // OFL_TRACE: written at exit
 
@@ -340,9 +319,8 @@ class VirtualMachine {
   // Set with any of the three below: the one flag the per-op paths read (vm/THREADING.md, "Exit
   // and fork").
   std::atomic<bool> closing_{false};
-  std::atomic<bool> exiting_{false};          // the exit hook started
-  std::atomic<bool> forked_{false};           // this process is a fork child (see forked())
-  std::atomic<bool> threads_started_{false};  // a stream (its worker thread) was ever created
+  std::atomic<bool> exiting_{false};  // the exit hook started
+  std::atomic<bool> forked_{false};   // this process is a fork child (see forked())
   BrokenRule broken_rule_ = BrokenRule::kNone;
 };
 

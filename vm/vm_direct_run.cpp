@@ -43,7 +43,7 @@ bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelF
       RunningInstruction() != nullptr || LogDebugEnabled()) {
     return false;
   }
-  if (any_device_failed_.load(std::memory_order_relaxed) && IsFailed(stream->device())) {
+  if (devices_.any_device_failed() && devices_.IsFailed(stream->device())) {
     return false;
   }
   const int64_t limit = inline_bytes_.load(std::memory_order_relaxed);

@@ -37,21 +37,8 @@ void VirtualMachine::RecordTrace(Instruction* instr) {
 
 void VirtualMachine::SetTracing(bool on) {
   if (on && !tracing_.load()) trace_origin_ns_.store(NowNs());
-  ObservePools(on);
+  devices_.ObservePools(on);
   tracing_.store(on);
-}
-
-void VirtualMachine::ObservePools(bool on) {
-  std::lock_guard<std::mutex> lock(streams_mu_);
-  if (observing_pools_ == on) return;
-  observing_pools_ = on;
-  for (auto& [name, pool] : pools_) {
-    if (on) {
-      pool->SetObserver([this, name = name](const PoolEvent& e) { OnPoolEvent(name, e); });
-    } else {
-      pool->SetObserver(nullptr);
-    }
-  }
 }
 
 void VirtualMachine::OnPoolEvent(const std::string& device, const PoolEvent& event) {
@@ -92,11 +79,11 @@ TraceSession VirtualMachine::StopTraceSession() {
   } catch (const Error& e) {
     Logger().warn("trace: stopping without the instructions that did not finish: {}", e.what());
   }
-  ObservePools(false);
+  devices_.ObservePools(false);
   TraceSession session;
   session.records = TakeTrace();
   session.pool_events = TakePoolEvents();
-  for (Stream* s : streams()) session.stream_names.push_back(s->name());
+  for (Stream* s : devices_.streams()) session.stream_names.push_back(s->name());
   session.origin_ns = trace_origin_ns_.load();
   return session;
 }

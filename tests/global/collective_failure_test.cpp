@@ -31,7 +31,7 @@ class CollectiveFailureTest : public ::testing::Test {
     vm::VirtualMachine::Get().SetWaitTimeout(saved_timeout_);
   }
   static vm::CachingAllocator* Pool() {
-    return vm::VirtualMachine::Get().GetAllocator(Device("cpu"));
+    return vm::VirtualMachine::Get().devices().GetAllocator(Device("cpu"));
   }
 
   // Reads `t` on this rank, expecting the OutOfMemory every rank must get, with `own` (on the

@@ -106,7 +106,7 @@ TEST(BackPressureTest, OpsIssuedUnderLowMarksStayBoundedAndCorrect) {
     EXPECT_EQ(k.to_vector<float>(), (std::vector<float>{1, 1, 2, 2, 3, 3}));
   vm.Sync();
   // Sync submits one barrier per stream in one batch: the largest batch here.
-  const int64_t largest_batch = static_cast<int64_t>(vm.streams().size());
+  const int64_t largest_batch = static_cast<int64_t>(vm.devices().streams().size());
   EXPECT_LE(vm.peak_in_flight(), kHigh + largest_batch);
 }
 

@@ -33,8 +33,8 @@ void Say(const std::string& line) {
   vm.SetWaitTimeout(3);  // the broken retry deadlocks: fail in seconds, not minutes
   const Device dev("sim:1");
   // The compute stream first: a drain that goes stream by stream visits it before h2d.
-  vm.GetStream(dev, StreamRole::kCompute);
-  vm.GetStream(dev, StreamRole::kHost2Device);
+  vm.devices().GetStream(dev, StreamRole::kCompute);
+  vm.devices().GetStream(dev, StreamRole::kHost2Device);
   set_memory_limit(dev, int64_t{4} << 20);  // a and b fit one 2 MiB segment; c does not fit
   std::vector<float> host(1024);
   std::iota(host.begin(), host.end(), 0.0f);
