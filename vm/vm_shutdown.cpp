@@ -94,9 +94,9 @@ void VirtualMachine::AtExit() {
   vm.exiting_.store(true);  // from here on, other threads' new work parks them (OnClosing)
   vm.closing_.store(true);
   vm.Shutdown();
-  if (vm.trace_path_.empty() || !vm.tracing()) return;
+  if (vm.tracer_.trace_path().empty() || !vm.tracing()) return;
   const auto [rank, world] = RankAndWorld();
-  const std::string path = PerRankTracePath(vm.trace_path_, rank, world);
+  const std::string path = PerRankTracePath(vm.tracer_.trace_path(), rank, world);
   try {
     const TraceSession session = vm.StopTraceSession();
     WriteChromeTrace(path, session);

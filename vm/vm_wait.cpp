@@ -366,26 +366,7 @@ void VirtualMachine::Sync() {
     std::lock_guard<SubmitMutex> lock(submit_mu_);
     Reap(true, &graveyard);
   }
-  std::vector<VmErrorPtr> errors;
-  {
-    std::lock_guard<std::mutex> lock(errors_mu_);
-    errors.swap(unreported_);
-  }
-  VmErrorPtr first;
-  int64_t more = 0;
-  for (const VmErrorPtr& e : errors) {
-    if (e->reported.exchange(true)) continue;
-    if (!first) {
-      first = e;
-    } else {
-      ++more;
-    }
-  }
-  if (first) {
-    first->Throw(more == 0 ? std::string()
-                           : " [and " + std::to_string(more) +
-                                 " more error(s) raised inside the VM since the last sync]");
-  }
+  errors_.ThrowFirstUnreported();
 }
 
 }  // namespace ofl::vm
