@@ -44,7 +44,7 @@ std::string MemorySnapshot::to_json(int indent) const {
 
 MemorySnapshot memory_snapshot(const Device& device) {
   const std::vector<vm::SegmentInfo> segments =
-      vm::VirtualMachine::Get().GetAllocator(device)->Snapshot();
+      vm::VirtualMachine::Get().devices().GetAllocator(device)->Snapshot();
   MemorySnapshot snap;
   snap.device = device;
   snap.segments.reserve(segments.size());

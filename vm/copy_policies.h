@@ -14,7 +14,7 @@
 
 namespace ofl::vm {
 
-// A staging buffer from the host staging pool of a device type (VirtualMachine::GetStagingPool:
+// A staging buffer from the host staging pool of a device type (DeviceRegistry::GetStagingPool:
 // a caching pool over the backend's allocate_host, pinned memory for CUDA), returned to that pool
 // when the last holder lets go. A policy holds it until the instruction is retired, which is after
 // its copy completed, so the pool never hands out a buffer a copy may still read or write.

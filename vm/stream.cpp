@@ -167,7 +167,7 @@ void Stream::WorkerLoop() {
   try {
     backend_->set_device(device_.index());
   } catch (const std::exception& e) {
-    vm_->MarkDeviceFailed(device_, std::string("set_device failed: ") + e.what());
+    vm_->devices().MarkDeviceFailed(device_, std::string("set_device failed: ") + e.what());
   }
   uint64_t head = head_.load(std::memory_order_relaxed);
   for (;;) {

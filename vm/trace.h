@@ -51,7 +51,7 @@ struct PoolEventRecord {
 struct TraceSession {
   std::vector<TraceRecord> records;          // by id
   std::vector<PoolEventRecord> pool_events;  // in the order each pool saw them
-  std::vector<std::string> stream_names;     // VirtualMachine::streams() order
+  std::vector<std::string> stream_names;     // DeviceRegistry::streams() order
   int64_t origin_ns = 0;
 };
 

@@ -20,9 +20,6 @@
 namespace ofl::vm {
 
 namespace {
-// The traced instruction this worker is running (0 when none), so that the pool events its
-// Prepare and frees cause can name it.
-thread_local uint64_t current_traced_instruction OFL_TLS_INITIAL_EXEC = 0;
 // The instruction this thread runs as a stream worker (see RunningInstruction).
 thread_local Instruction* running_instruction OFL_TLS_INITIAL_EXEC = nullptr;
 // Blobs kept alive for the rest of the process: ones that must not be freed (a forked child, a
@@ -49,8 +46,6 @@ void KeepForever(BlobPtr blob) noexcept {
 
 Instruction* VirtualMachine::RunningInstruction() { return running_instruction; }
 
-uint64_t VirtualMachine::CurrentTracedInstruction() { return current_traced_instruction; }
-
 VirtualMachine& VirtualMachine::Get() {
   static VirtualMachine* vm = [] {
     auto* v = new VirtualMachine();
@@ -61,7 +56,17 @@ VirtualMachine& VirtualMachine::Get() {
   return *vm;
 }
 
-VirtualMachine::VirtualMachine() {
+VirtualMachine::VirtualMachine()
+    : devices_(DeviceRegistry::Hooks{
+          &closing_,
+          [this](const std::string& what) { OnClosing(what, /*throw_if_shut_down=*/true); },
+          [this](const Device& device, StreamRole role, CachingAllocator* pool,
+                 DeviceBackend* backend) {
+            return std::make_unique<Stream>(this, device, role, pool, backend);
+          },
+          [this](const std::string& device, const PoolEvent& event) {
+            tracer_.OnPoolEvent(device, event);
+          }}) {
   std::vector<std::string> warnings;
   const VmConfig config = ReadVmConfig(settings::Environment, &warnings);
   for (const std::string& w : warnings) Logger().warn("{}", w);
@@ -69,12 +74,12 @@ VirtualMachine::VirtualMachine() {
   spin_ns_ = config.spin_us * 1000;
   SetWaterMarks(config.high_water, config.low_water);
   SetWaitTimeout(config.wait_timeout_s);
-  trace_path_ = config.trace_path;
-  if (config.trace_vm || !trace_path_.empty()) {
+  tracer_.set_trace_path(config.trace_path);
+  if (config.trace_vm || !tracer_.trace_path().empty()) {
     // No pool exists yet; each one gets its observer when it is created.
-    trace_origin_ns_ = NowNs();
-    observing_pools_ = true;
-    tracing_ = true;
+    tracer_.StartClock();
+    devices_.ObservePools(true);
+    tracer_.set_tracing(true);
   }
   fold_releases_ = config.fold_releases;
   inline_bytes_ = config.inline_bytes;
@@ -217,7 +222,7 @@ void VirtualMachine::Release(BlobPtr blob) noexcept {
     err->op_name = "release_tensor";
     err->message = "release_tensor: returning the block of blob #" + std::to_string(blob_id) +
                    " to its pool failed: " + e.what();
-    RecordError(err);
+    errors_.Record(err);
     Logger().error("{}", err->message);
   }
 }
@@ -241,7 +246,7 @@ void VirtualMachine::Submit(SmallObjectVector<InstrRef>& batch, bool back_pressu
     return;
   }
   if (back_pressure) WaitForCapacity();
-  const bool tracing = tracing_.load(std::memory_order_relaxed);
+  const bool tracing = tracer_.tracing();
   const int issue_thread = tracing ? TraceThreadIndex() : 0;
   const bool log_debug = LogDebugEnabled();
   const bool on_worker = RunningInstruction() != nullptr;
@@ -303,8 +308,7 @@ void VirtualMachine::Submit(SmallObjectVector<InstrRef>& batch, bool back_pressu
 
 bool VirtualMachine::AllocateAtIssue(EagerBlobObject* blob, const char* owner) {
   Stream* stream = blob->producer_stream();
-  if (stream->async() || tracing_.load(std::memory_order_relaxed) ||
-      closing_.load(std::memory_order_relaxed)) {
+  if (stream->async() || tracer_.tracing() || closing_.load(std::memory_order_relaxed)) {
     return false;
   }
   return blob->TryAllocateCached(stream->pool(), owner);
@@ -321,6 +325,25 @@ bool VirtualMachine::ClaimInline(Instruction* instr, bool on_worker) {
 }
 
 void VirtualMachine::Run(Instruction* instr) {
+  WaitForPredecessors(instr);
+  running_instruction = instr;
+  if (instr->trace) BeginTrace(instr);
+  const bool log_debug = LogDebugEnabled();
+  if (log_debug) {
+    Logger().debug("[#{} {}] start {} {}", instr->id(), instr->stream()->name(),
+                   instr->policy()->policy_name(), instr->policy()->op_name());
+  }
+  const VmErrorPtr poison = PoisonOf(instr);
+  if (poison) {
+    SkipPoisoned(instr, poison, log_debug);
+  } else {
+    Execute(instr);
+  }
+  if (instr->trace) EndTrace(instr);
+  FinishRun(instr, log_debug);
+}
+
+void VirtualMachine::WaitForPredecessors(Instruction* instr) {
   Stream* self = instr->stream();
   for (const InstrRef& pred : instr->wait_for) {
     Instruction* p = pred.get();
@@ -346,20 +369,18 @@ void VirtualMachine::Run(Instruction* instr) {
       WaitPolling(self, [p] { return p->done_.load(std::memory_order_seq_cst); });
     }
   }
-  running_instruction = instr;
+}
+
+void VirtualMachine::BeginTrace(Instruction* instr) {
+  int64_t ready = instr->issue_ns;
+  for (const InstrRef& p : instr->trace_preds) ready = std::max(ready, p->end_ns);
+  instr->ready_ns = ready;
+  instr->start_ns = std::max(ready, NowNs());
+  VmTracer::SetCurrentTracedInstruction(instr->id());
+}
+
+VmErrorPtr VirtualMachine::PoisonOf(Instruction* instr) {
   InstructionPolicy* policy = instr->policy();
-  if (instr->trace) {
-    int64_t ready = instr->issue_ns;
-    for (const InstrRef& p : instr->trace_preds) ready = std::max(ready, p->end_ns);
-    instr->ready_ns = ready;
-    instr->start_ns = std::max(ready, NowNs());
-    current_traced_instruction = instr->id();
-  }
-  const bool log_debug = LogDebugEnabled();
-  if (log_debug) {
-    Logger().debug("[#{} {}] start {} {}", instr->id(), instr->stream()->name(),
-                   policy->policy_name(), policy->op_name());
-  }
   VmErrorPtr poison;
   // Races with AbandonAndReport's compare-and-swap: exactly one of the two wins.
   uint8_t queued = Instruction::kQueued;
@@ -374,8 +395,8 @@ void VirtualMachine::Run(Instruction* instr) {
     err->reported.store(true);  // the hang report was the error its waiter got
     Logger().warn("[#{} {}] {}", instr->id(), instr->stream()->name(), err->message);
     poison = std::move(err);  // skipped like an instruction with a poisoned input
-  } else if (any_device_failed_.load(std::memory_order_relaxed) &&
-             !policy->RunsOnPoisonedInputs() && IsFailed(self->device())) {
+  } else if (devices_.any_device_failed() && !policy->RunsOnPoisonedInputs() &&
+             devices_.IsFailed(instr->stream()->device())) {
     poison = FailInstruction(instr, ErrorKind::kDevice, "its device failed earlier");
   } else if (!policy->RunsOnPoisonedInputs()) {
     for (const BlobPtr& b : policy->reads()) {
@@ -385,38 +406,58 @@ void VirtualMachine::Run(Instruction* instr) {
       if (!poison && b->error()) poison = b->error();
     }
   }
-  if (poison) {
-    instr->error_ = poison;
-    for (const BlobPtr& b : policy->writes()) b->set_error(poison);
-    if (log_debug) {
-      Logger().debug("[#{} {}] skipped {}: an input is poisoned by #{} {}", instr->id(),
-                     instr->stream()->name(), policy->op_name(), poison->instruction_id,
-                     poison->op_name);
-    }
-  } else {
-    ErrorKind kind = ErrorKind::kGeneric;
-    std::string what;
-    bool failed = true;
-    try {
-      policy->Prepare(instr);
-      policy->Compute(instr);
-      instr->computed_ = true;
-      failed = false;
-    } catch (const std::exception& e) {
-      kind = ErrorKindOf(e);
-      what = e.what();
-      // A fault the device cannot recover from: marked before the error is visible (see
-      // FailLaunched).
-      if (dynamic_cast<const DeviceFailed*>(&e) != nullptr) MarkDeviceFailed(self->device(), what);
-    } catch (...) {
-      what = "unknown exception";
-    }
-    if (failed) FailInstruction(instr, kind, what);
+  return poison;
+}
+
+void VirtualMachine::SkipPoisoned(Instruction* instr, const VmErrorPtr& poison, bool log_debug) {
+  InstructionPolicy* policy = instr->policy();
+  instr->error_ = poison;
+  for (const BlobPtr& b : policy->writes()) b->set_error(poison);
+  if (log_debug) {
+    Logger().debug("[#{} {}] skipped {}: an input is poisoned by #{} {}", instr->id(),
+                   instr->stream()->name(), policy->op_name(), poison->instruction_id,
+                   poison->op_name);
   }
-  if (instr->trace) {
-    instr->end_ns = std::max(instr->start_ns, NowNs());
-    current_traced_instruction = 0;
+}
+
+void VirtualMachine::Execute(Instruction* instr) {
+  InstructionPolicy* policy = instr->policy();
+  ErrorKind kind = ErrorKind::kGeneric;
+  std::string what;
+  bool failed = true;
+  try {
+    policy->Prepare(instr);
+    policy->Compute(instr);
+    instr->computed_ = true;
+    failed = false;
+  } catch (const std::exception& e) {
+    kind = ClassifyError(instr, e, &what);
+  } catch (...) {
+    what = "unknown exception";
   }
+  if (failed) FailInstruction(instr, kind, what);
+}
+
+ErrorKind VirtualMachine::ClassifyError(Instruction* instr, const std::exception& e,
+                                        std::string* what) {
+  const ErrorKind kind = ErrorKindOf(e);
+  *what = e.what();
+  // A fault the device cannot recover from: marked before the error is visible (see
+  // FailLaunched).
+  if (dynamic_cast<const DeviceFailed*>(&e) != nullptr) {
+    devices_.MarkDeviceFailed(instr->stream()->device(), *what);
+  }
+  return kind;
+}
+
+void VirtualMachine::EndTrace(Instruction* instr) {
+  instr->end_ns = std::max(instr->start_ns, NowNs());
+  VmTracer::SetCurrentTracedInstruction(0);
+}
+
+void VirtualMachine::FinishRun(Instruction* instr, bool log_debug) {
+  Stream* self = instr->stream();
+  InstructionPolicy* policy = instr->policy();
   if (log_debug) {
     Logger().debug("[#{} {}] {} {} {}", instr->id(), self->name(),
                    self->async() ? "launched" : "done", policy->policy_name(), policy->op_name());
@@ -502,7 +543,7 @@ VmErrorPtr VirtualMachine::FailInstruction(Instruction* instr, ErrorKind kind,
                  policy->policy_name() + " on " + instr->stream()->name() + ") failed: " + what;
   instr->error_ = err;
   for (const BlobPtr& b : policy->writes()) b->set_error(err);
-  RecordError(err);
+  errors_.Record(err);
   Logger().error("[#{} {}] {}", instr->id(), instr->stream()->name(), err->message);
   return err;
 }
@@ -511,7 +552,7 @@ void VirtualMachine::FailLaunched(Instruction* instr, const std::string& what, b
   // The device is marked failed before the error is visible anywhere: a reader on another stream
   // that sees the poisoned blob (and wakes the host) must find the device failed already, so the
   // next op on it throws at the call.
-  if (device_failed) MarkDeviceFailed(instr->stream()->device(), what);
+  if (device_failed) devices_.MarkDeviceFailed(instr->stream()->device(), what);
   FailInstruction(instr, ErrorKind::kDevice, what);
   PublishLaunched(instr);
   Finish(instr);
@@ -525,11 +566,6 @@ void VirtualMachine::Complete(Instruction* instr) {
     std::lock_guard<std::mutex> lock(done_mu_);
     done_cv_.notify_all();
   }
-}
-
-void VirtualMachine::RecordError(const VmErrorPtr& err) {
-  std::lock_guard<std::mutex> lock(errors_mu_);
-  unreported_.push_back(err);
 }
 
 void VirtualMachine::ForgetInDependences(Instruction* instr) {
@@ -554,7 +590,7 @@ void VirtualMachine::ForgetInDependences(Instruction* instr) {
 void VirtualMachine::Reap(bool all, Graveyard* graveyard) {
   auto retire = [&](Instruction* instr) {
     if (instr->trace) {
-      RecordTrace(instr);
+      tracer_.RecordTrace(instr);
     } else {
       // A finished instruction orders nothing (Connect and Release skip it), so the blobs it used
       // let go of it: a live tensor must not keep its producer's instruction alive. A traced one

@@ -1,6 +1,7 @@
 // VirtualMachine: the process-wide scheduler. It orders submitted instructions by the blobs they
 // read and write, hands each to its stream's worker, keeps errors raised inside the VM until a wait
-// re-throws them, applies back-pressure to submitters, and owns the streams and caching pools.
+// re-throws them, applies back-pressure to submitters, and owns the device registry (streams,
+// caching pools, failed devices).
 #pragma once
 
 #include <atomic>
@@ -17,9 +18,12 @@
 
 #include "oneflow_lite/device.h"
 #include "vm/allocator/caching_allocator.h"
+#include "vm/device_registry.h"
+#include "vm/error_store.h"
 #include "vm/instruction.h"
 #include "vm/stream.h"
 #include "vm/trace.h"
+#include "vm/vm_tracer.h"
 
 namespace ofl::vm {
 
@@ -49,13 +53,8 @@ class VirtualMachine {
   // what can finish and then stops accepting work.
   static VirtualMachine& Get();
 
-  // Throws DeviceError for a device this build or machine cannot use.
-  Stream* GetStream(const Device& device, StreamRole role = StreamRole::kCompute);
-  CachingAllocator* GetAllocator(const Device& device);
-  // The pool of host staging buffers for transfers to and from devices of `type` (one per device
-  // type: its memory comes from the backend's allocate_host). Made on first use.
-  CachingAllocator* GetStagingPool(DeviceType type);
-  std::vector<Stream*> streams();
+  // The streams, pools and failed devices.
+  DeviceRegistry& devices() { return devices_; }
 
   // Orders and dispatches a batch built by an InstructionsBuilder. With back_pressure, blocks
   // while more than the high-water mark of instructions are in flight, until they drop to the
@@ -86,8 +85,6 @@ class VirtualMachine {
   bool TryRunOpDirect(const std::string& op_name, kernels::KernelFn kernel,
                       OpCallPolicy::Operands inputs, OpCallPolicy::Operands outputs,
                       const std::vector<int64_t>& attrs, Stream* stream);
-  // Op calls run by TryRunOpDirect since the VM started.
-  int64_t direct_runs() const { return direct_runs_.load(std::memory_order_relaxed); }
 
   // Reads a blob's view on the calling thread with no instruction, when that is indistinguishable
   // from an AccessBlobByCallback read (vm/THREADING.md, "Direct reads"): a synchronous
@@ -96,8 +93,6 @@ class VirtualMachine {
   // (having called nothing) when the caller must issue the read as an instruction.
   using DirectReadFn = void (*)(const kernels::TensorArg& view, void* context);
   bool TryReadDirect(const BlobArg& arg, DirectReadFn read, void* context);
-  // Reads done by TryReadDirect since the VM started.
-  int64_t direct_reads() const { return direct_reads_.load(std::memory_order_relaxed); }
   // True when every instruction that writes the blob is complete (its writes visible to the
   // caller), it has memory and no error, the runtime is not closing and the caller is not a VM
   // worker: then Tensor::data_ptr need not wait (vm/THREADING.md, "Direct reads"). False means
@@ -121,17 +116,13 @@ class VirtualMachine {
   void Sync();
   // The instruction this thread is running as a VM worker (nullptr on any other thread).
   static Instruction* RunningInstruction();
-  // The hang timeout of Wait and Sync, from OFL_VM_TIMEOUT_SECONDS (default 300) and changeable for
-  // tests. <= 0 waits forever.
-  void SetWaitTimeout(double seconds);
+  // The hang timeout of Wait and Sync, from OFL_VM_TIMEOUT_SECONDS (default 300; tests change it
+  // through VmTesting). <= 0 waits forever.
   double wait_timeout() const;
   // Waits while instructions are in flight and some of them finish: true once none is left,
   // false once none finished for `stall_ns` (<= 0: waits until none is left). The exit drain, and
   // MPI_Finalize's wait for the collectives issued before it.
   bool DrainWhileProgressing(int64_t stall_ns);
-  // How long the exit drain waits with no progress before it gives up on stuck work, from
-  // OFL_VM_EXIT_STALL_MS (default 2000); changeable for tests.
-  void SetExitStallMs(int64_t ms) { exit_stall_ns_.store(ms * 1000000); }
   // Re-throws instr's error if it has one, marking it reported.
   void ThrowIfFailed(Instruction* instr);
 
@@ -151,10 +142,6 @@ class VirtualMachine {
   // the error is kept for the next wait) and is finished. `device_failed`: the device cannot
   // recover; every later op on it throws DeviceError naming this first fault.
   void FailLaunched(Instruction* instr, const std::string& what, bool device_failed);
-  void MarkDeviceFailed(const Device& device, const std::string& what);
-  // Throws DeviceError naming the first fault when `device` failed.
-  void CheckDeviceUsable(const Device& device);
-  bool IsFailed(const Device& device);
   // Waits until every instruction launched so far on the device's streams completed (and the
   // blocks they freed are back in the pool). Any thread, including a worker.
   void DrainDevice(const Device& device);
@@ -162,20 +149,17 @@ class VirtualMachine {
   uint64_t NewBlobId() { return next_blob_id_.fetch_add(1, std::memory_order_relaxed); }
   bool sync_mode() const { return sync_mode_; }
   int64_t spin_ns() const { return spin_ns_; }
-  // OFL_VM_INLINE_BYTES (see vm/THREADING.md, "Inline runs"); changeable for tests and benchmarks.
+  // OFL_VM_INLINE_BYTES (see vm/THREADING.md, "Inline runs"); tests change it through VmTesting.
   int64_t inline_bytes() const { return inline_bytes_.load(std::memory_order_relaxed); }
-  void SetInlineBytes(int64_t bytes) { inline_bytes_.store(bytes, std::memory_order_relaxed); }
 
   // Back-pressure marks (in-flight instructions): 0 < low < high <= kMaxHighWater (vm_config.h).
   void SetWaterMarks(int64_t high, int64_t low);
   int64_t in_flight() const { return PendingCount(); }
-  int64_t peak_in_flight() const { return peak_pending_.load(std::memory_order_relaxed); }
-  void ResetPeakInFlight() { peak_pending_.store(in_flight()); }
 
   // Tracing: while on, each finished instruction leaves a TraceRecord and every pool reports its
   // allocations, frees and segment changes (PoolEventRecords). Off costs a branch per instruction.
   void SetTracing(bool on);
-  bool tracing() const { return tracing_.load(std::memory_order_relaxed); }
+  bool tracing() const { return tracer_.tracing(); }
   std::vector<TraceRecord> TakeTrace();
   std::vector<PoolEventRecord> TakePoolEvents();
   // A trace session (ofl::trace::start / stop, OFL_TRACE=<path>). Start drops what was recorded
@@ -185,10 +169,8 @@ class VirtualMachine {
   void StartTraceSession();
   TraceSession StopTraceSession();
 
-  // Test-only: breaks one rule of asynchronous devices (vm/THREADING.md), to show that the sim
-  // suites catch it. Call it first thing in a child process; there is no way back.
+  // A rule of asynchronous devices that a test broke (VmTesting::BreakRule; vm/THREADING.md).
   enum class BrokenRule { kNone, kCompleteAtLaunch, kNoDeviceWait, kFreeAtLaunch };
-  void BreakRuleForTest(BrokenRule rule) { broken_rule_ = rule; }
   BrokenRule broken_rule() const { return broken_rule_; }
 
   // Drains what can finish (until nothing progresses for a while) and refuses further work: then,
@@ -207,7 +189,10 @@ class VirtualMachine {
   bool forked() const { return forked_.load(); }
 
  private:
+  friend class VmTesting;  // the test-only switches and counters (vm/vm_testing.h)
   VirtualMachine();
+  // The hang timeout of Wait and Sync, in seconds (VmTesting::SetWaitTimeout for tests).
+  void SetWaitTimeout(double seconds);
   void Connect(Instruction* instr, const InstrRef& pred);
   // Whether instr (its dependences consumed) may run inline, and if so claims its stream.
   bool ClaimInline(Instruction* instr, bool on_worker);
@@ -221,6 +206,26 @@ class VirtualMachine {
   // own stream's completed work meanwhile, which what it waits for may depend on.
   template <class Ready>
   void WaitPolling(Stream* self, Ready&& ready);
+  // Run's steps, in order.
+  // Waits for instr's cross-stream predecessors: on the device when they are on the same
+  // asynchronous device, else until they are complete.
+  void WaitForPredecessors(Instruction* instr);
+  // Stamps a traced instruction's ready and start times and names it as this worker's.
+  void BeginTrace(Instruction* instr);
+  // Claims the start (against AbandonAndReport) and returns the error that makes instr skip its
+  // kernel: abandoned by a wait, its device failed, or a poisoned input. Null: it runs.
+  VmErrorPtr PoisonOf(Instruction* instr);
+  // Skips instr: its writes carry `poison`.
+  void SkipPoisoned(Instruction* instr, const VmErrorPtr& poison, bool log_debug);
+  // Runs the policy's Prepare and Compute; an exception fails instr.
+  void Execute(Instruction* instr);
+  // The kind an exception from Execute is kept as, with its message in *what; a fault the device
+  // cannot recover from marks the device failed first.
+  ErrorKind ClassifyError(Instruction* instr, const std::exception& e, std::string* what);
+  // Stamps a traced instruction's end.
+  void EndTrace(Instruction* instr);
+  // Hands instr on: to its stream's completion tracking (asynchronous) or to Finish.
+  void FinishRun(Instruction* instr, bool log_debug);
   // Poisons instr's writes with a new error and keeps it for the next wait.
   VmErrorPtr FailInstruction(Instruction* instr, ErrorKind kind, const std::string& what);
   // Waits with the hang timeout (Wait, Sync).
@@ -243,13 +248,6 @@ class VirtualMachine {
   // Submits a barrier per stream and waits for them (hang timeout; errors are not re-thrown).
   // `caller` names the call in the error thrown on a VM worker.
   void WaitForAllIssued(const char* caller);
-  void ObservePools(bool on);
-  void OnPoolEvent(const std::string& device, const PoolEvent& event);
-  // Keeps a retired traced instruction's TraceRecord.
-  void RecordTrace(Instruction* instr);
-  // The traced instruction this worker is running (0 when none), so that the pool events its
-  // Prepare and frees cause can name it.
-  static uint64_t CurrentTracedInstruction();
   // The exit hook: drain, then write the OFL_TRACE file.
   static void AtExit();
   // Installs AtForkChild with pthread_atfork (once, when the VM is made).
@@ -269,7 +267,6 @@ class VirtualMachine {
   void Reap(bool all, Graveyard* graveyard);
   // Drops the references that the blobs instr used keep to it (instr finished; submit lock held).
   void ForgetInDependences(Instruction* instr);
-  void RecordError(const VmErrorPtr& err);
   void WaitForCapacity();
 
   // Orders submissions; guards dependences and in_flight_. oneTBB's mutex: taken at least once per
@@ -303,31 +300,11 @@ class VirtualMachine {
   std::mutex done_mu_;
   std::condition_variable done_cv_;
 
-  std::mutex errors_mu_;
-  std::vector<VmErrorPtr> unreported_;
+  ErrorStore errors_;
 
-  std::mutex streams_mu_;
-  std::map<std::pair<std::string, int>, std::unique_ptr<Stream>> streams_;
-  std::map<std::string, std::unique_ptr<CachingAllocator>> pools_;
-  std::unique_ptr<CachingAllocator> staging_pools_[kMaxDeviceTypes];  // guarded by streams_mu_
-  std::vector<Stream*> stream_list_;
-  // Lock-free look-up of already created streams: [device type][device index][role].
-  static constexpr int kMaxIndexedDevice = 16;
-  std::atomic<Stream*> stream_index_[kMaxDeviceTypes][kMaxIndexedDevice][kNumStreamRoles] = {};
+  DeviceRegistry devices_;
 
-  // Devices that reported a fault they cannot recover from, with the first fault.
-  std::atomic<bool> any_device_failed_{false};
-  std::mutex failed_mu_;
-  std::map<std::string, std::string> failed_devices_;
-
-  std::atomic<bool> tracing_{false};
-  std::mutex trace_mu_;
-  std::vector<TraceRecord> trace_;
-  std::atomic<int64_t> trace_origin_ns_{0};
-  bool observing_pools_ = false;  // guarded by streams_mu_
-  std::mutex pool_events_mu_;     // taken under a pool's lock (by its observer)
-  std::vector<PoolEventRecord> pool_events_;
-  std::string trace_path_;  // OFL_TRACE: written at exit
+  VmTracer tracer_;
 
   std::atomic<int64_t> wait_timeout_ns_{0};
 
@@ -340,9 +317,8 @@ class VirtualMachine {
   // Set with any of the three below: the one flag the per-op paths read (vm/THREADING.md, "Exit
   // and fork").
   std::atomic<bool> closing_{false};
-  std::atomic<bool> exiting_{false};          // the exit hook started
-  std::atomic<bool> forked_{false};           // this process is a fork child (see forked())
-  std::atomic<bool> threads_started_{false};  // a stream (its worker thread) was ever created
+  std::atomic<bool> exiting_{false};  // the exit hook started
+  std::atomic<bool> forked_{false};   // this process is a fork child (see forked())
   BrokenRule broken_rule_ = BrokenRule::kNone;
 };
 

@@ -13,7 +13,7 @@ bool VirtualMachine::TryReadDirect(const BlobArg& arg, DirectReadFn read, void* 
   Stream* producer = blob->producer_stream();
   if (producer == nullptr || producer->async() || !producer->backend()->host_accessible())
     return false;
-  if (tracing_.load(std::memory_order_relaxed) || closing_.load(std::memory_order_relaxed) ||
+  if (tracer_.tracing() || closing_.load(std::memory_order_relaxed) ||
       RunningInstruction() != nullptr || LogDebugEnabled()) {
     return false;
   }

@@ -39,11 +39,11 @@ bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelF
                                     OpCallPolicy::Operands inputs, OpCallPolicy::Operands outputs,
                                     const std::vector<int64_t>& attrs, Stream* stream) {
   if (stream->async() || !kernels::IsBuiltinKernel(kernel) || direct_context_gone) return false;
-  if (tracing_.load(std::memory_order_relaxed) || closing_.load(std::memory_order_relaxed) ||
+  if (tracer_.tracing() || closing_.load(std::memory_order_relaxed) ||
       RunningInstruction() != nullptr || LogDebugEnabled()) {
     return false;
   }
-  if (any_device_failed_.load(std::memory_order_relaxed) && IsFailed(stream->device())) {
+  if (devices_.any_device_failed() && devices_.IsFailed(stream->device())) {
     return false;
   }
   const int64_t limit = inline_bytes_.load(std::memory_order_relaxed);

@@ -1,4 +1,5 @@
-// The VirtualMachine's end: the exit hook (drain, then write the OFL_TRACE file) and Shutdown.
+// The VirtualMachine's end: the exit hook (drain, then write the OFL_TRACE file), Shutdown, and
+// what a call finds once the runtime is closing (OnClosing, ThrowShutDown).
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <utility>
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include "vm/chrome_trace.h"
 #include "vm/log.h"
@@ -56,9 +58,21 @@ void VirtualMachine::RegisterForkHandler(VirtualMachine* vm) {
 void VirtualMachine::AtForkChild() {
   VirtualMachine* vm = fork_vm.load(std::memory_order_acquire);
   // No thread started yet: nothing is missing in the child, whose runtime starts its own.
-  if (vm == nullptr || !vm->threads_started_.load()) return;
+  if (vm == nullptr || !vm->devices_.threads_started()) return;
   vm->forked_.store(true);
   vm->closing_.store(true);
+}
+
+void VirtualMachine::ThrowShutDown(const std::string& what) {
+  if (Get().forked()) {
+    throw Error(what + ": oneflow_lite cannot be used in a forked child process (pid " +
+                std::to_string(getpid()) +
+                "): its parent had started the runtime's threads, which fork() does not copy. Use "
+                "the runtime in the parent only, or start the child with exec (posix_spawn)");
+  }
+  throw Error(what +
+              ": the runtime was shut down (ofl::shutdown or process exit); no more work "
+              "can be issued");
 }
 
 bool VirtualMachine::ParksWhileExiting() const {
@@ -86,9 +100,9 @@ void VirtualMachine::AtExit() {
   vm.exiting_.store(true);  // from here on, other threads' new work parks them (OnClosing)
   vm.closing_.store(true);
   vm.Shutdown();
-  if (vm.trace_path_.empty() || !vm.tracing()) return;
+  if (vm.tracer_.trace_path().empty() || !vm.tracing()) return;
   const auto [rank, world] = RankAndWorld();
-  const std::string path = PerRankTracePath(vm.trace_path_, rank, world);
+  const std::string path = PerRankTracePath(vm.tracer_.trace_path(), rank, world);
   try {
     const TraceSession session = vm.StopTraceSession();
     WriteChromeTrace(path, session);
@@ -136,7 +150,7 @@ void VirtualMachine::Shutdown() {
   // Workers first (each waits for its launched device work), then the pools: no worker can free
   // into a closed pool, and no device memory goes back while the device may still use it. Last,
   // the backends' own state stays (a CUDA runtime or MPI tears itself down after this).
-  std::vector<Stream*> all = streams();
+  std::vector<Stream*> all = devices_.streams();
   for (Stream* s : all) {
     try {
       s->Stop();
@@ -144,26 +158,7 @@ void VirtualMachine::Shutdown() {
       Logger().warn("shutdown: stopping {} failed: {}", s->name(), e.what());
     }
   }
-  std::lock_guard<std::mutex> lock(streams_mu_);
-  for (auto& [name, pool] : pools_) {
-    try {
-      pool->Close();
-    } catch (const std::exception& e) {
-      Logger().warn("shutdown: returning the memory of {} failed: {}", name, e.what());
-    }
-  }
-  // At exit (std::exit on one thread while another reads a device tensor), a reader may still be
-  // copying out of its staging buffer after its transfer finished: no instruction covers that copy,
-  // so the drain above does not wait for it. Host memory goes back with the process; ofl::shutdown,
-  // which the program calls when it is done with the runtime, returns it.
-  for (auto& pool : staging_pools_) {
-    if (exiting_.load()) break;
-    try {
-      if (pool) pool->Close();
-    } catch (const std::exception& e) {
-      Logger().warn("shutdown: returning the host staging memory failed: {}", e.what());
-    }
-  }
+  std::unique_lock<std::mutex> lock = devices_.ClosePools(exiting_);
   // Last: MPI (finalised only if init_distributed initialised it), after every collective ran.
   try {
     if (process_group_hooks.finalize != nullptr) process_group_hooks.finalize();

@@ -1,6 +1,6 @@
 // The waiting side of the VirtualMachine: Wait and Sync, back-pressure on submitters, hang reports
 // (what every pending instruction waits for), and the check that stops a VM worker from waiting for
-// work queued behind itself.
+// work queued behind itself, and draining a device's launched work.
 //
 // The invariants these waits rely on (wake-ups, progress, abandoning, caller memory) are written
 // down with the rest of the VM's in vm/THREADING.md.
@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -168,6 +169,39 @@ void VirtualMachine::WaitDoneOrReport(Instruction* instr) {
   throw Error(report);
 }
 
+void VirtualMachine::DrainDevice(const Device& device) {
+  std::vector<Stream*> mine;
+  for (Stream* s : devices_.streams()) {
+    if (s->device() == device && s->async()) mine.push_back(s);
+  }
+  // Every stream of the device is polled in each round, the caller's own included: a launched
+  // instruction on one stream may wait on the device for one launched on another, whose completion
+  // only that stream's poll observes. When the caller is that stream's worker (the out-of-memory
+  // retry in Prepare), nobody else would ever poll it: draining one stream at a time would wait for
+  // work that only the caller can complete (vm/THREADING.md, "Memory"). Everything launched
+  // completes without host action, so the rounds end; a device that stops completing work is given
+  // up on after the hang timeout with no completion anywhere, and the caller's retry then fails.
+  const int64_t timeout_ns = wait_timeout_ns_.load(std::memory_order_relaxed);
+  uint64_t completed = CompletedCount();
+  int64_t last_progress = NowNs();
+  for (;;) {
+    bool busy = false;
+    for (Stream* s : mine) busy = s->PollCompletions() || busy;
+    if (!busy) return;
+    const uint64_t now_completed = CompletedCount();
+    if (now_completed != completed) {
+      completed = now_completed;
+      last_progress = NowNs();
+    } else if (timeout_ns > 0 && NowNs() - last_progress > timeout_ns) {
+      Logger().warn(
+          "draining {}: no instruction completed for {} s; giving up on its launched work",
+          device.str(), static_cast<double>(timeout_ns) / 1e9);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
 uint64_t VirtualMachine::CompletedCount() {
   return static_cast<uint64_t>(completed_.load(std::memory_order_seq_cst));
 }
@@ -315,7 +349,7 @@ void VirtualMachine::WaitForAllIssued(const char* caller) {
   }
   // After shutdown, Submit marks the barriers done at once (nothing more will run).
   SmallObjectVector<InstrRef> barriers;
-  for (Stream* s : streams()) {
+  for (Stream* s : devices_.streams()) {
     barriers.emplace_back(new Instruction(0, s, std::make_unique<BarrierPolicy>()));
   }
   SmallObjectVector<InstrRef> batch = barriers;
@@ -332,26 +366,7 @@ void VirtualMachine::Sync() {
     std::lock_guard<SubmitMutex> lock(submit_mu_);
     Reap(true, &graveyard);
   }
-  std::vector<VmErrorPtr> errors;
-  {
-    std::lock_guard<std::mutex> lock(errors_mu_);
-    errors.swap(unreported_);
-  }
-  VmErrorPtr first;
-  int64_t more = 0;
-  for (const VmErrorPtr& e : errors) {
-    if (e->reported.exchange(true)) continue;
-    if (!first) {
-      first = e;
-    } else {
-      ++more;
-    }
-  }
-  if (first) {
-    first->Throw(more == 0 ? std::string()
-                           : " [and " + std::to_string(more) +
-                                 " more error(s) raised inside the VM since the last sync]");
-  }
+  errors_.ThrowFirstUnreported();
 }
 
 }  // namespace ofl::vm

@@ -228,7 +228,7 @@ Tensor BoxShard(const Tensor& x, const Sbp& from, const Sbp& to, const Shape& lo
             if (total > 0) std::memset(d, 0, total);
             if (own > 0) std::memcpy(d + at, src.Resolve().data, own);
           },
-          vm::VirtualMachine::Get().GetStream(HostDevice()));
+          vm::VirtualMachine::Get().devices().GetStream(HostDevice()));
     });
     return UndoAxisFirst(out, axis);
   }

@@ -23,7 +23,7 @@ namespace {
 
 // The collective stream of the placement's device on this rank (the host's for metadata).
 vm::Stream* CollectiveStream(const Device& device = HostDevice()) {
-  return vm::VirtualMachine::Get().GetStream(device, vm::StreamRole::kCollective);
+  return vm::VirtualMachine::Get().devices().GetStream(device, vm::StreamRole::kCollective);
 }
 
 const coll::DeviceCollectives* FindCollectives(const Placement& p) {

@@ -58,9 +58,10 @@ Tensor from_host(const void* data, const Shape& shape, DType dtype, const Device
     // Staged through the backend's host memory and copied on the h2d stream: the caller's buffer
     // is free again when this returns, and the host never touches device memory.
     auto staging = std::make_shared<vm::HostBuffer>(
-        vm::VirtualMachine::Get().GetStagingPool(device.type()), bytes);
+        vm::VirtualMachine::Get().devices().GetStagingPool(device.type()), bytes);
     if (bytes > 0) std::memcpy(staging->data(), data, bytes);
-    vm::Stream* h2d = vm::VirtualMachine::Get().GetStream(device, vm::StreamRole::kHost2Device);
+    vm::Stream* h2d =
+        vm::VirtualMachine::Get().devices().GetStream(device, vm::StreamRole::kHost2Device);
     vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
       b->Policy(h2d, vm::DeviceCopyPolicy::HostToDevice("from_host", out.impl()->arg(),
                                                         std::move(staging), bytes));
@@ -157,7 +158,8 @@ Tensor from_blob(void* data, const Shape& shape, const std::vector<int64_t>& str
                           " is not supported: the host cannot address its memory and it is not "
                           "CUDA, so no caller's memory can be its storage (use from_host to copy)");
   }
-  vm::Stream* stream = vm::VirtualMachine::Get().GetStream(device);  // DeviceError if unusable
+  vm::Stream* stream =
+      vm::VirtualMachine::Get().devices().GetStream(device);  // DeviceError if unusable
   auto blob = MakeShared<vm::EagerBlobObject>(device, static_cast<size_t>(bytes), stream, dtype);
   Tensor out(MakeShared<TensorImpl>(shape, Strides(strides), storage_offset, StorageRef(blob)));
   // Last, so that nothing can throw after the blob owns on_release: a tensor dying before this
@@ -249,9 +251,10 @@ void ReadView(const Tensor& t, const char* op, std::function<void*(size_t)> dst_
   if (!backend->host_accessible()) {
     const Tensor src = contiguous ? t : ofl::contiguous(t);
     // Allocated by the copy itself: a read of a tensor whose producer failed throws that error.
-    auto staging = std::make_shared<vm::HostBuffer>(vm.GetStagingPool(impl.device().type()), nbytes,
-                                                    /*allocate_now=*/false);
-    vm::Stream* d2h = vm.GetStream(impl.device(), vm::StreamRole::kDevice2Host);
+    auto staging =
+        std::make_shared<vm::HostBuffer>(vm.devices().GetStagingPool(impl.device().type()), nbytes,
+                                         /*allocate_now=*/false);
+    vm::Stream* d2h = vm.devices().GetStream(impl.device(), vm::StreamRole::kDevice2Host);
     vm::InstrRef copy;
     vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
       copy = b->Policy(d2h,
@@ -344,7 +347,8 @@ Tensor Tensor::to(const Device& device) const {
   const TensorImpl& impl = ImplOf("to", *this);
   if (impl.device() == device) return *this;
   auto& vm = vm::VirtualMachine::Get();
-  vm.GetStream(device);  // DeviceError for a device that cannot be used, before anything is queued
+  vm.devices().GetStream(
+      device);  // DeviceError for a device that cannot be used, before anything is queued
   DeviceBackend* from = kernels::GetBackend(impl.device().type());
   DeviceBackend* into = kernels::GetBackend(device.type());
   const bool from_host = from->host_accessible();
@@ -370,10 +374,10 @@ Tensor Tensor::to(const Device& device) const {
   vm::Stream* stream = nullptr;
   if (!from_host && into_host) {
     kind = CopyKind::kDeviceToHost;  // the device's copy engine writes host memory
-    stream = vm.GetStream(impl.device(), vm::StreamRole::kDevice2Host);
+    stream = vm.devices().GetStream(impl.device(), vm::StreamRole::kDevice2Host);
   } else {
     kind = from_host ? CopyKind::kHostToDevice : CopyKind::kDeviceToDevice;
-    stream = vm.GetStream(device, vm::StreamRole::kHost2Device);
+    stream = vm.devices().GetStream(device, vm::StreamRole::kHost2Device);
   }
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
     b->Policy(stream, vm::DeviceCopyPolicy::BlobToBlob("to", src.impl()->arg(), out.impl()->arg(),
@@ -388,19 +392,19 @@ void sync() { vm::VirtualMachine::Get().Sync(); }
 void shutdown() { vm::VirtualMachine::Get().Shutdown(); }
 
 MemoryStats memory_stats(const Device& device) {
-  return vm::VirtualMachine::Get().GetAllocator(device)->stats();
+  return vm::VirtualMachine::Get().devices().GetAllocator(device)->stats();
 }
 
 void empty_cache(const Device& device) {
   auto& vm = vm::VirtualMachine::Get();
-  vm.GetAllocator(device)->EmptyCache();
+  vm.devices().GetAllocator(device)->EmptyCache();
   if (!kernels::GetBackend(device.type())->host_accessible()) {
-    vm.GetStagingPool(device.type())->EmptyCache();
+    vm.devices().GetStagingPool(device.type())->EmptyCache();
   }
 }
 
 void reset_peak_memory_stats(const Device& device) {
-  vm::VirtualMachine::Get().GetAllocator(device)->ResetPeakStats();
+  vm::VirtualMachine::Get().devices().GetAllocator(device)->ResetPeakStats();
 }
 
 void set_memory_limit(const Device& device, int64_t bytes) {
@@ -408,7 +412,7 @@ void set_memory_limit(const Device& device, int64_t bytes) {
     throw InvalidArgument("set_memory_limit: limit for " + device.str() +
                           " must be >= 0 bytes (0 = no limit), got " + std::to_string(bytes));
   }
-  vm::VirtualMachine::Get().GetAllocator(device)->SetLimit(bytes);
+  vm::VirtualMachine::Get().devices().GetAllocator(device)->SetLimit(bytes);
 }
 
 }  // namespace ofl

@@ -183,7 +183,7 @@ TEST(ApiErrorsTest, BadDeviceStringAtTheCall) {
 // not exist.
 TEST(ApiErrorsTest, BadDeviceValuesAtTheCallCreateNoStream) {
   ExpectRuntimeWorks();  // cpu:0's streams exist before counting
-  const size_t streams_before = ofl::vm::VirtualMachine::Get().streams().size();
+  const size_t streams_before = ofl::vm::VirtualMachine::Get().devices().streams().size();
   std::vector<float> data = {1, 2};
   ExpectThrowWith<InvalidArgument>(
       [] { ofl::empty(Shape({2}), DType::kFloat32, Device(DeviceType::kCPU, -100000)); },
@@ -209,12 +209,12 @@ TEST(ApiErrorsTest, BadDeviceValuesAtTheCallCreateNoStream) {
                                    {"Device", "cpu:5"});
   ExpectThrowWith<InvalidArgument>([] { ofl::empty_cache(Device(DeviceType::kCUDA, -2)); },
                                    {"Device", "cuda:-2"});
-  EXPECT_EQ(ofl::vm::VirtualMachine::Get().streams().size(), streams_before);
+  EXPECT_EQ(ofl::vm::VirtualMachine::Get().devices().streams().size(), streams_before);
   // An op on cpu:0 still runs and reads back.
   const Tensor x = ofl::tensor<float>(data, Shape({2}), Device(DeviceType::kCPU, 0));
   EXPECT_EQ(ofl::repeat(x, {3}).to_vector<float>(), (std::vector<float>{1, 2, 1, 2, 1, 2}));
   ExpectRuntimeWorks();
-  EXPECT_EQ(ofl::vm::VirtualMachine::Get().streams().size(), streams_before);
+  EXPECT_EQ(ofl::vm::VirtualMachine::Get().devices().streams().size(), streams_before);
 }
 
 }  // namespace

@@ -135,7 +135,8 @@ TEST(DeviceMemoryTest, StagingBuffersComeFromAPoolAndAreReusedAcrossTransfers) {
   const Device dev("sim:1");
   sync();
   empty_cache(dev);
-  vm::CachingAllocator* staging = vm::VirtualMachine::Get().GetStagingPool(DeviceType::kSim);
+  vm::CachingAllocator* staging =
+      vm::VirtualMachine::Get().devices().GetStagingPool(DeviceType::kSim);
   const MemoryStats before = staging->stats();
   EXPECT_EQ(before.reserved_bytes, 0) << "empty_cache returns the cached staging buffers";
   const int64_t n = 1000;
@@ -159,7 +160,8 @@ TEST(DeviceMemoryTest, AStagingBufferIsNotReusedWhileItsCopyIsInFlight) {
   const int64_t n = 1000;
   const std::vector<float> a = Values(n, 1.f), b = Values(n, -5000.f);
   sync();
-  vm::CachingAllocator* staging = vm::VirtualMachine::Get().GetStagingPool(DeviceType::kSim);
+  vm::CachingAllocator* staging =
+      vm::VirtualMachine::Get().devices().GetStagingPool(DeviceType::kSim);
   const int64_t block = static_cast<int64_t>((n * 4 + 511) / 512 * 512);
   Tensor x, z;
   {
@@ -180,7 +182,8 @@ TEST(DeviceMemoryTest, StagingOutOfHostMemoryIsAClearErrorAndTransfersWorkAfter)
   // A program-wide allocation the host cannot serve: the staging pool's own out-of-memory error
   // names the pool, the request and its totals.
   const Device dev("sim:1");
-  vm::CachingAllocator* staging = vm::VirtualMachine::Get().GetStagingPool(DeviceType::kSim);
+  vm::CachingAllocator* staging =
+      vm::VirtualMachine::Get().devices().GetStagingPool(DeviceType::kSim);
   staging->SetLimit(4 << 20);
   struct Unlimit {
     vm::CachingAllocator* pool;

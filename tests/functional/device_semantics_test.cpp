@@ -21,6 +21,7 @@
 #include "sim_gate.h"
 #include "vm/instructions_builder.h"
 #include "vm/virtual_machine.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::testing {
 namespace {
@@ -411,7 +412,7 @@ TEST(DeviceBackendRegistryTest, BadRegistrationsAreRejected) {
   // Longer device delays than the default 0..200 us: on a busy 2-core machine a thread hand-off
   // alone can take milliseconds, which would hide an early read behind a slow host.
   setenv("OFL_SIM_MAX_DELAY_US", "5000", 1);
-  VirtualMachine::Get().BreakRuleForTest(rule);
+  ofl::vm::VmTesting::BreakRule(rule);
   bool all_right = true;
   // Each round catches a broken rule only when the random delays line up; stop at the first.
   for (int round = 0; round < 100 && all_right; ++round) {
@@ -444,7 +445,7 @@ TEST(BrokenRuleTest, SkippingTheDeviceWaitBetweenStreamsIsCaught) {
 // stream. Freed at launch, the dead tensor's block is handed to the new one and overwritten
 // before the reader runs; freed at completion, it cannot be.
 [[noreturn]] void FreeAtLaunchChild(bool break_rule) {
-  if (break_rule) VirtualMachine::Get().BreakRuleForTest(VirtualMachine::BrokenRule::kFreeAtLaunch);
+  if (break_rule) ofl::vm::VmTesting::BreakRule(VirtualMachine::BrokenRule::kFreeAtLaunch);
   const Device dev("sim:0");
   const int64_t n = 700;
   const std::vector<float> a = Iota(n, 1), b = Iota(n, 100000);

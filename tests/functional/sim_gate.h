@@ -43,7 +43,9 @@ class SimStreamGate {
   }
 
  private:
-  vm::Stream* Stream() const { return vm::VirtualMachine::Get().GetStream(device_, role_); }
+  vm::Stream* Stream() const {
+    return vm::VirtualMachine::Get().devices().GetStream(device_, role_);
+  }
 
   Device device_;
   vm::StreamRole role_;

@@ -11,6 +11,7 @@
 #include "global_test_util.h"
 #include "oneflow_lite/oneflow_lite.h"
 #include "vm/virtual_machine.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::testing {
 namespace {
@@ -24,15 +25,15 @@ class CollectiveFailureTest : public ::testing::Test {
   void SetUp() override {
     if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
     saved_timeout_ = vm::VirtualMachine::Get().wait_timeout();
-    vm::VirtualMachine::Get().SetWaitTimeout(60);
+    vm::VmTesting::SetWaitTimeout(60);
   }
   void TearDown() override {
     if (world_size() < 2) return;
     Pool()->SetFailAt(0);
-    vm::VirtualMachine::Get().SetWaitTimeout(saved_timeout_);
+    vm::VmTesting::SetWaitTimeout(saved_timeout_);
   }
   static vm::CachingAllocator* Pool() {
-    return vm::VirtualMachine::Get().GetAllocator(Device("cpu"));
+    return vm::VirtualMachine::Get().devices().GetAllocator(Device("cpu"));
   }
 
   // Reads `t` on this rank, expecting the OutOfMemory every rank must get, with `own` (on the

@@ -15,6 +15,7 @@
 #include "oneflow_lite/oneflow_lite.h"
 #include "ops/sbp_rules.h"
 #include "vm/virtual_machine.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::testing {
 namespace {
@@ -138,14 +139,14 @@ TEST(GlobalTensorTest, AHangReportNeverCancelsACollective) {
   const double saved = vm.wait_timeout();
   if (rank() == 0) {
     // Rank 0 gives up waiting for the shape exchange long before rank 1 arrives.
-    vm.SetWaitTimeout(0.1);
+    ofl::vm::VmTesting::SetWaitTimeout(0.1);
     try {
       (void)local.to_global(p, Sbp::broadcast());
       ADD_FAILURE() << "no hang report";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("never cancelled"), std::string::npos) << e.what();
     }
-    vm.SetWaitTimeout(saved);
+    ofl::vm::VmTesting::SetWaitTimeout(saved);
   } else {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     (void)local.to_global(p, Sbp::broadcast());

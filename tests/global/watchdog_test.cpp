@@ -17,6 +17,7 @@
 #include "kernels/collective/watchdog.h"
 #include "oneflow_lite/oneflow_lite.h"
 #include "vm/virtual_machine.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::testing {
 namespace {
@@ -44,7 +45,7 @@ TEST(CollectiveWatchdogTest, ARankThatStallsIsNamedByTheRanksThatWaitForIt) {
     std::this_thread::sleep_for(std::chrono::seconds(3));
     gathered = x.to_global(p, Sbp::broadcast());
   } else {
-    vm.SetWaitTimeout(0.2);
+    ofl::vm::VmTesting::SetWaitTimeout(0.2);
     gathered = x.to_global(p, Sbp::broadcast());  // the all-gather waits for rank 1
     std::string report;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(2500);
@@ -75,7 +76,7 @@ TEST(CollectiveWatchdogTest, ARankThatStallsIsNamedByTheRanksThatWaitForIt) {
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("Not arrived: rank 1 ("), std::string::npos) << e.what();
     }
-    vm.SetWaitTimeout(saved);
+    ofl::vm::VmTesting::SetWaitTimeout(saved);
   }
   // The collective was never abandoned: it completed when rank 1 came, on every rank.
   EXPECT_EQ(gathered.to_vector<float>(), logical);

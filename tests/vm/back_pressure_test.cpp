@@ -15,6 +15,7 @@
 #include "tests/vm/vm_test_util.h"
 #include "vm/instructions_builder.h"
 #include "vm/virtual_machine.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::vm {
 namespace {
@@ -36,7 +37,7 @@ TEST(BackPressureTest, SubmitterBlocksAtTheHighWaterMarkUntilTheBacklogDrains) {
   constexpr int64_t kHigh = 64, kLow = 32;
   constexpr int kBatch = 4, kBatches = 250;
   vm.SetWaterMarks(kHigh, kLow);
-  vm.ResetPeakInFlight();
+  VmTesting::ResetPeakInFlight();
 
   // Everything the submitter queues sits behind this instruction until the gate opens.
   Latch gate;
@@ -80,7 +81,7 @@ TEST(BackPressureTest, SubmitterBlocksAtTheHighWaterMarkUntilTheBacklogDrains) {
   EXPECT_LE(in_flight_while_blocked, kHigh + kBatch);
   EXPECT_LT(submitted_while_blocked, kBatch * kBatches) << "the submitter never blocked";
   EXPECT_EQ(ran_while_blocked, 0);
-  EXPECT_LE(vm.peak_in_flight(), kHigh + kBatch);
+  EXPECT_LE(VmTesting::peak_in_flight(), kHigh + kBatch);
   EXPECT_EQ(submitted.load(), kBatch * kBatches);
   EXPECT_EQ(ran.load(), kBatch * kBatches);
   EXPECT_EQ(vm.in_flight(), 0);
@@ -92,7 +93,7 @@ TEST(BackPressureTest, OpsIssuedUnderLowMarksStayBoundedAndCorrect) {
   ScopeGuard restore([&vm] { vm.SetWaterMarks(kDefaultHigh, kDefaultLow); });
   constexpr int64_t kHigh = 48, kLow = 16;
   vm.SetWaterMarks(kHigh, kLow);
-  vm.ResetPeakInFlight();
+  VmTesting::ResetPeakInFlight();
 
   Tensor x = tensor<float>({1, 2, 3}, Shape({3, 1}), VmTestDevice());
   std::vector<Tensor> keep;
@@ -106,8 +107,8 @@ TEST(BackPressureTest, OpsIssuedUnderLowMarksStayBoundedAndCorrect) {
     EXPECT_EQ(k.to_vector<float>(), (std::vector<float>{1, 1, 2, 2, 3, 3}));
   vm.Sync();
   // Sync submits one barrier per stream in one batch: the largest batch here.
-  const int64_t largest_batch = static_cast<int64_t>(vm.streams().size());
-  EXPECT_LE(vm.peak_in_flight(), kHigh + largest_batch);
+  const int64_t largest_batch = static_cast<int64_t>(vm.devices().streams().size());
+  EXPECT_LE(VmTesting::peak_in_flight(), kHigh + largest_batch);
 }
 
 TEST(BackPressureTest, WaterMarksCanBeChangedWhileAnotherThreadSubmits) {
@@ -145,10 +146,10 @@ TEST(BackPressureTest, SubmitterBlockedBehindAStuckInstructionGetsAHangReport) {
   const double saved_timeout = vm.wait_timeout();
   ScopeGuard restore([&vm, saved_timeout] {
     vm.SetWaterMarks(kDefaultHigh, kDefaultLow);
-    vm.SetWaitTimeout(saved_timeout);
+    VmTesting::SetWaitTimeout(saved_timeout);
   });
   vm.SetWaterMarks(4, 2);
-  vm.SetWaitTimeout(0.3);
+  VmTesting::SetWaitTimeout(0.3);
   Latch gate;
   std::atomic<bool> head_started{false};
   InstrRef stuck;

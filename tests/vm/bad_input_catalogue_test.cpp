@@ -27,10 +27,12 @@ using vm::testing::VmTestDevice;
 bool SyncMode() { return vm::VirtualMachine::Get().sync_mode(); }
 
 vm::CachingAllocator* DevicePool() {
-  return vm::VirtualMachine::Get().GetAllocator(VmTestDevice());
+  return vm::VirtualMachine::Get().devices().GetAllocator(VmTestDevice());
 }
 
-vm::CachingAllocator* CpuPool() { return vm::VirtualMachine::Get().GetAllocator(Device("cpu")); }
+vm::CachingAllocator* CpuPool() {
+  return vm::VirtualMachine::Get().devices().GetAllocator(Device("cpu"));
+}
 
 // What an out-of-memory message names: the pool's device ("out of memory on sim:0").
 std::string OutOfMemoryOn() { return "out of memory on " + VmTestDevice().str(); }
@@ -218,7 +220,7 @@ TEST(BadInputCatalogueTest, OutOfRangeDTypeValueIsRejected) {
 // A blob takes its device from its producer stream, so the two must agree: a blob made for sim:0
 // with a cpu:0 stream, or with no stream, is refused (a programming error in the caller).
 TEST(BadInputCatalogueTest, ABlobWhoseProducerStreamIsOnAnotherDeviceIsRefused) {
-  vm::Stream* cpu0 = vm::VirtualMachine::Get().GetStream(Device("cpu"));
+  vm::Stream* cpu0 = vm::VirtualMachine::Get().devices().GetStream(Device("cpu"));
   for (vm::Stream* producer : {cpu0, static_cast<vm::Stream*>(nullptr)}) {
     try {
       vm::EagerBlobObject blob(Device("sim:0"), 16, producer);

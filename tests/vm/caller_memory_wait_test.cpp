@@ -20,6 +20,7 @@
 #include "tests/vm/vm_test_util.h"
 #include "vm/instructions_builder.h"
 #include "vm/virtual_machine.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::vm {
 namespace {
@@ -33,7 +34,7 @@ using testing::WaitUntil;
 class CallerMemoryWaitTest : public ::testing::Test {
  protected:
   void SetUp() override { saved_ = VirtualMachine::Get().wait_timeout(); }
-  void TearDown() override { VirtualMachine::Get().SetWaitTimeout(saved_); }
+  void TearDown() override { VmTesting::SetWaitTimeout(saved_); }
 
  private:
   double saved_ = 0;
@@ -43,7 +44,7 @@ TEST_F(CallerMemoryWaitTest, StartedCopyOfCallerMemoryIsWaitedForToItsEnd) {
   VirtualMachine& vm = VirtualMachine::Get();
   const Tensor x = tensor<float>({1, 2, 3, 4}, Shape({4}), Device("cpu"));
   sync();
-  vm.SetWaitTimeout(0.2);
+  VmTesting::SetWaitTimeout(0.2);
   auto started = std::make_shared<std::atomic<bool>>(false);
   auto finished = std::make_shared<std::atomic<bool>>(false);
   auto latch = std::make_shared<Latch>();
@@ -75,7 +76,7 @@ TEST_F(CallerMemoryWaitTest, StartedCallbackOnVmMemoryStillReportsTheHang) {
   VirtualMachine& vm = VirtualMachine::Get();
   const Tensor x = tensor<float>({1}, Shape({1}), Device("cpu"));
   sync();
-  vm.SetWaitTimeout(0.2);
+  VmTesting::SetWaitTimeout(0.2);
   auto started = std::make_shared<std::atomic<bool>>(false);
   auto latch = std::make_shared<Latch>();
   InstrRef blocked;
@@ -111,7 +112,7 @@ TEST_F(CallerMemoryWaitTest, LargeCopiesWithATinyTimeoutNeverOutliveTheCallersBu
   for (int64_t i = 0; i < kNumel; ++i) source[static_cast<size_t>(i)] = static_cast<float>(i % 977);
   const Tensor x = from_host(source.data(), Shape({kNumel}), DType::kFloat32, Device("cpu"));
   sync();
-  vm.SetWaitTimeout(0.001);
+  VmTesting::SetWaitTimeout(0.001);
   int completed = 0, abandoned = 0;
   // caller_memory: the call copies into or out of memory its caller owns, so it may only give up
   // on a copy that has not started (and then never runs); to_vector reads into memory its own
@@ -151,14 +152,14 @@ TEST_F(CallerMemoryWaitTest, LargeCopiesWithATinyTimeoutNeverOutliveTheCallersBu
           auto src = std::make_unique<std::vector<float>>(source);
           const Tensor y = from_host(src->data(), Shape({kNumel}), DType::kFloat32, Device("cpu"));
           src.reset();  // from_host returned: its source may be freed
-          vm.SetWaitTimeout(0);
+          VmTesting::SetWaitTimeout(0);
           const std::vector<float> back = y.narrow(0, kNumel - 3, 3).to_vector<float>();
-          vm.SetWaitTimeout(0.001);
+          VmTesting::SetWaitTimeout(0.001);
           EXPECT_EQ(back, (std::vector<float>(source.end() - 3, source.end())));
         },
         /*caller_memory=*/true);
   }
-  vm.SetWaitTimeout(0);
+  VmTesting::SetWaitTimeout(0);
   EXPECT_NO_THROW(vm.Sync());
   EXPECT_EQ(completed + abandoned, 9);
   EXPECT_EQ(x.narrow(0, 100, 2).to_vector<float>(), (std::vector<float>{100, 101}));

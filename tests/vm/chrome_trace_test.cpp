@@ -272,7 +272,7 @@ TEST_F(TraceSessionTest, RecordedWorkBecomesAConsistentChromeTrace) {
   EXPECT_EQ(t.instrs.at(same_read->id())["args"]["cross_stream"], json::array({false}));
 
   // A track per VM stream, named as the VM names it.
-  for (Stream* s : vm.streams()) {
+  for (Stream* s : vm.devices().streams()) {
     EXPECT_EQ(t.track_names.at(1 + s->index()), s->name());
   }
   // Two issuing threads.

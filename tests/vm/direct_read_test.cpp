@@ -9,6 +9,7 @@
 #include "oneflow_lite/oneflow_lite.h"
 #include "oneflow_lite/tensor_impl.h"
 #include "tests/vm/vm_test_util.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::vm {
 namespace {
@@ -30,14 +31,14 @@ class DirectReadTest : public ::testing::Test {
   }
   // The values read back and how many reads were direct.
   std::vector<float> Read(const Tensor& t, int64_t* direct) {
-    const int64_t before = vm_.direct_reads();
+    const int64_t before = VmTesting::direct_reads();
     std::vector<float> v = t.to_vector<float>();
-    *direct = vm_.direct_reads() - before;
+    *direct = VmTesting::direct_reads() - before;
     return v;
   }
   VirtualMachine& vm_ = VirtualMachine::Get();
   ScopeGuard restore_{[limit = VirtualMachine::Get().inline_bytes()] {
-    VirtualMachine::Get().SetInlineBytes(limit);
+    VmTesting::SetInlineBytes(limit);
     VirtualMachine::Get().SetTracing(false);
   }};
 };
@@ -55,9 +56,9 @@ TEST_F(DirectReadTest, AFinishedSmallTensorIsReadAtTheCallWithNoInstruction) {
   EXPECT_EQ(Read(x.narrow(1, 1, 2), &direct), (std::vector<float>{2, 3, 5, 6}));
   EXPECT_EQ(direct, 1);
   std::vector<float> out(6, 0);
-  const int64_t before = vm_.direct_reads();
+  const int64_t before = VmTesting::direct_reads();
   x.copy_to_host(out.data(), out.size() * sizeof(float));
-  EXPECT_EQ(vm_.direct_reads(), before + 1);
+  EXPECT_EQ(VmTesting::direct_reads(), before + 1);
   EXPECT_EQ(out, (std::vector<float>{1, 2, 3, 4, 5, 6}));
 }
 
@@ -96,14 +97,14 @@ TEST_F(DirectReadTest, APoisonedTensorThrowsItsErrorThroughTheInstructionPath) {
         CpuStream(StreamRole::kCompute));
   });
   EXPECT_TRUE(testing::WaitUntil([&] { return blob->error() != nullptr; }));
-  const int64_t before = vm_.direct_reads();
+  const int64_t before = VmTesting::direct_reads();
   try {
     x.to_vector<float>();
     ADD_FAILURE() << "reading a poisoned tensor did not throw";
   } catch (const Error& e) {
     EXPECT_TRUE(Contains(e.what(), "writer failed on purpose")) << e.what();
   }
-  EXPECT_EQ(vm_.direct_reads(), before);
+  EXPECT_EQ(VmTesting::direct_reads(), before);
   try {
     vm_.Sync();
   } catch (const Error&) {
@@ -120,10 +121,10 @@ TEST_F(DirectReadTest, TracingALimitOfZeroOrALargeTensorReadThroughAnInstruction
   vm_.SetTracing(false);
   vm_.TakeTrace();
   vm_.TakePoolEvents();
-  vm_.SetInlineBytes(8);  // 12 bytes
+  VmTesting::SetInlineBytes(8);  // 12 bytes
   EXPECT_EQ(Read(x, &direct), (std::vector<float>{1, 2, 3}));
   EXPECT_EQ(direct, 0);
-  vm_.SetInlineBytes(0);
+  VmTesting::SetInlineBytes(0);
   EXPECT_EQ(Read(x, &direct), (std::vector<float>{1, 2, 3}));
   EXPECT_EQ(direct, 0);
 }

@@ -9,6 +9,7 @@
 #include "oneflow_lite/oneflow_lite.h"
 #include "oneflow_lite/tensor_impl.h"
 #include "tests/vm/vm_test_util.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::vm {
 namespace {
@@ -42,13 +43,13 @@ class DirectRunTest : public ::testing::Test {
   }
   // y = x.expand({2, 3}).contiguous(), returning how many direct runs it made.
   int64_t ExpandContiguous(const Tensor& x, Tensor* y) {
-    const int64_t before = vm_.direct_runs();
+    const int64_t before = VmTesting::direct_runs();
     *y = x.expand({2, 3}).contiguous();
-    return vm_.direct_runs() - before;
+    return VmTesting::direct_runs() - before;
   }
   VirtualMachine& vm_ = VirtualMachine::Get();
   ScopeGuard restore_{[limit = VirtualMachine::Get().inline_bytes()] {
-    VirtualMachine::Get().SetInlineBytes(limit);
+    VmTesting::SetInlineBytes(limit);
     VirtualMachine::Get().SetTracing(false);
   }};
 };
@@ -60,9 +61,9 @@ TEST_F(DirectRunTest, SmallCopyAndRepeatOnAnIdleCpuStreamRunAtTheCall) {
   EXPECT_EQ(ExpandContiguous(x, &y), 1);
   EXPECT_EQ(vm_.in_flight(), 0);
   EXPECT_EQ(y.to_vector<float>(), kExpanded);
-  const int64_t before = vm_.direct_runs();
+  const int64_t before = VmTesting::direct_runs();
   const Tensor r = x.repeat({2});
-  EXPECT_EQ(vm_.direct_runs(), before + 1);
+  EXPECT_EQ(VmTesting::direct_runs(), before + 1);
   EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{1, 2, 3, 1, 2, 3}));
   // A chain of them: each input was written by the direct run before it.
   Tensor z = x;
@@ -80,10 +81,10 @@ TEST_F(DirectRunTest, TracingOverTheLimitAndALimitOfZeroIssueInstructions) {
   vm_.SetTracing(false);
   vm_.TakeTrace();
   vm_.TakePoolEvents();
-  vm_.SetInlineBytes(16);  // 12 bytes in, 24 out
+  VmTesting::SetInlineBytes(16);  // 12 bytes in, 24 out
   EXPECT_EQ(ExpandContiguous(x, &y), 0);
   EXPECT_EQ(y.to_vector<float>(), kExpanded);
-  vm_.SetInlineBytes(0);
+  VmTesting::SetInlineBytes(0);
   EXPECT_EQ(ExpandContiguous(x, &y), 0);
   EXPECT_EQ(y.to_vector<float>(), kExpanded);
 }
@@ -152,11 +153,11 @@ TEST_F(DirectRunTest, BuiltInKernelErrorIsReportedByTheInstructionItFallsBackTo)
   SyncAndSettle();
   const kernels::KernelFn copy = kernels::FindKernel("copy", DeviceType::kCPU);
   ASSERT_TRUE(kernels::IsBuiltinKernel(copy));
-  const int64_t before = vm_.direct_runs();
+  const int64_t before = VmTesting::direct_runs();
   PhysicalRun([&](InstructionsBuilder* b) {
     b->OpCall("copy", copy, {x.impl()->arg()}, {out.impl()->arg()});
   });
-  EXPECT_EQ(vm_.direct_runs(), before);
+  EXPECT_EQ(VmTesting::direct_runs(), before);
   try {
     vm_.Sync();
     ADD_FAILURE() << "a copy between shapes (3) and (2) did not fail";
@@ -213,11 +214,11 @@ TEST_F(DirectRunTest, AProgramsOwnKernelIsNeverRunDirectly) {
   const Tensor x = ofl::tensor<float>({1, 2, 3}, Shape({3}));
   const Tensor out = ofl::empty(Shape({3}));
   SyncAndSettle();
-  const int64_t before = vm_.direct_runs();
+  const int64_t before = VmTesting::direct_runs();
   PhysicalRun([&](InstructionsBuilder* b) {
     b->OpCall("my_copy", mine, {x.impl()->arg()}, {out.impl()->arg()});
   });
-  EXPECT_EQ(vm_.direct_runs(), before);
+  EXPECT_EQ(VmTesting::direct_runs(), before);
   EXPECT_EQ(out.to_vector<float>(), (std::vector<float>{1, 2, 3}));
 }
 

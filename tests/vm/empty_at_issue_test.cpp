@@ -24,7 +24,7 @@ class EmptyAtIssueTest : public ::testing::Test {
     ofl::sync();
   }
   void TearDown() override { pool_->SetFailAt(0); }
-  CachingAllocator* pool_ = VirtualMachine::Get().GetAllocator(Device("cpu"));
+  CachingAllocator* pool_ = VirtualMachine::Get().devices().GetAllocator(Device("cpu"));
 };
 
 TEST_F(EmptyAtIssueTest, GetsACachedBlockAtTheCallWhileItsStreamIsBusy) {

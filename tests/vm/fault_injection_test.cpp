@@ -400,7 +400,7 @@ Outcome RunProgram(const std::vector<Step>& p, bool measure) {
   out.lost.assign(p.size(), false);
   out.call_errors.resize(p.size());
   out.call_types.resize(p.size());
-  vm::CachingAllocator* pool = vm::VirtualMachine::Get().GetAllocator(Device("cpu"));
+  vm::CachingAllocator* pool = vm::VirtualMachine::Get().devices().GetAllocator(Device("cpu"));
   for (size_t id = 0; id < p.size(); ++id) {
     const Step& s = p[id];
     const int64_t before = measure ? pool->stats().alloc_requests : 0;
@@ -447,7 +447,7 @@ class FaultInjectionTest : public ::testing::Test {
   void SetUp() override {
     FaultKernel();
     sync();
-    pool_ = vm::VirtualMachine::Get().GetAllocator(Device("cpu"));
+    pool_ = vm::VirtualMachine::Get().devices().GetAllocator(Device("cpu"));
     pool_->SetFailAt(0);
     g_kernel_fail_countdown = 0;
     program_ = MakeProgram();

@@ -25,6 +25,7 @@
 #include "tests/vm/vm_test_util.h"
 #include "vm/instructions_builder.h"
 #include "vm/virtual_machine.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::vm {
 namespace {
@@ -76,8 +77,8 @@ Tensor* doomed = nullptr;  // the child drops it (its storage dies in the child)
 // must end the process). The parent waits for the child with a bound, opens the gate, checks that
 // its own tensors read back and exits 0 when everything held.
 [[noreturn]] void ForkWithWorkInFlight(const std::function<void()>& child) {
-  VirtualMachine::Get().SetWaitTimeout(600);
-  VirtualMachine::Get().SetExitStallMs(600000);
+  VmTesting::SetWaitTimeout(600);
+  VmTesting::SetExitStallMs(600000);
   auto* gate = new Latch();  // freed with the process
   BlobPtr parked = MakeCpuBlob(8);
   auto* started = new std::atomic<bool>(false);
@@ -115,7 +116,7 @@ Tensor* doomed = nullptr;  // the child drops it (its storage dies in the child)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   gate->Open();
-  VirtualMachine::Get().SetExitStallMs(2000);
+  VmTesting::SetExitStallMs(2000);
   if (hung) {
     Say("the forked child hung");
     std::exit(1);

@@ -19,6 +19,7 @@
 #include "tests/vm/vm_test_util.h"
 #include "vm/instructions_builder.h"
 #include "vm/virtual_machine.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::vm {
 namespace {
@@ -38,9 +39,9 @@ class HangReportTest : public ::testing::Test {
   void SetUp() override {
     VirtualMachine& vm = VirtualMachine::Get();
     saved_ = vm.wait_timeout();
-    vm.SetWaitTimeout(1.0);
+    VmTesting::SetWaitTimeout(1.0);
   }
-  void TearDown() override { VirtualMachine::Get().SetWaitTimeout(saved_); }
+  void TearDown() override { VmTesting::SetWaitTimeout(saved_); }
 
   double initial_timeout() const { return saved_; }
 
@@ -72,11 +73,11 @@ TEST_F(HangReportTest, TimeoutComesFromTheEnvironmentOrDefaultsTo300Seconds) {
   if (std::getenv("OFL_VM_TIMEOUT_SECONDS") == nullptr) {
     EXPECT_DOUBLE_EQ(initial_timeout(), 300.0);
   }
-  vm.SetWaitTimeout(2.5);
+  VmTesting::SetWaitTimeout(2.5);
   EXPECT_DOUBLE_EQ(vm.wait_timeout(), 2.5);
-  vm.SetWaitTimeout(0);
+  VmTesting::SetWaitTimeout(0);
   EXPECT_DOUBLE_EQ(vm.wait_timeout(), 0.0) << "<= 0 means wait forever";
-  vm.SetWaitTimeout(-5);
+  VmTesting::SetWaitTimeout(-5);
   EXPECT_DOUBLE_EQ(vm.wait_timeout(), 0.0);
 }
 
@@ -114,7 +115,7 @@ TEST_F(HangReportTest, ToVectorBehindABlockedWriterThrowsAReportNamingIt) {
 
 TEST_F(HangReportTest, CrossStreamWaiterIsListedWithWhatItWaitsForAndIsNotRunAfterwards) {
   VirtualMachine& vm = VirtualMachine::Get();
-  vm.SetWaitTimeout(0.5);
+  VmTesting::SetWaitTimeout(0.5);
   BlobPtr blob = MakeCpuBlob(16);
   BlobArg arg;
   arg.blob = blob;
@@ -157,7 +158,7 @@ TEST_F(HangReportTest, CrossStreamWaiterIsListedWithWhatItWaitsForAndIsNotRunAft
 
 TEST_F(HangReportTest, SyncReportsTheBlockedInstructionAndWorksAfterwards) {
   VirtualMachine& vm = VirtualMachine::Get();
-  vm.SetWaitTimeout(0.5);
+  VmTesting::SetWaitTimeout(0.5);
   const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu"));
   auto latch = std::make_shared<Latch>();
   const InstrRef blocked = BlockOn(latch, "blocked_for_sync", x.impl()->arg(), {3, 4});
@@ -178,7 +179,7 @@ TEST_F(HangReportTest, SyncReportsTheBlockedInstructionAndWorksAfterwards) {
 TEST_F(HangReportTest, SlowWorkThatKeepsCompletingIsNotAHang) {
   // Five steps of 100 ms each outlast a 0.4 s timeout, but every window sees one complete.
   VirtualMachine& vm = VirtualMachine::Get();
-  vm.SetWaitTimeout(0.4);
+  VmTesting::SetWaitTimeout(0.4);
   InstrRef last;
   SubmitWithoutWaiting([&](InstructionsBuilder* b) {
     for (int i = 0; i < 5; ++i) {
@@ -194,7 +195,7 @@ TEST_F(HangReportTest, SlowWorkThatKeepsCompletingIsNotAHang) {
 
 TEST_F(HangReportTest, ZeroTimeoutNeverReports) {
   VirtualMachine& vm = VirtualMachine::Get();
-  vm.SetWaitTimeout(0);
+  VmTesting::SetWaitTimeout(0);
   const Tensor x = tensor<float>({1}, Shape({1}), Device("cpu"));
   auto latch = std::make_shared<Latch>();
   BlockOn(latch, "blocked_briefly", x.impl()->arg(), {2});

@@ -12,6 +12,7 @@
 
 #include "oneflow_lite/oneflow_lite.h"
 #include "tests/vm/vm_test_util.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::vm {
 namespace {
@@ -78,13 +79,12 @@ class InlineRunTest : public ::testing::Test {
     running = 0;
   }
   VirtualMachine& vm_ = VirtualMachine::Get();
-  ScopeGuard restore_{[limit = VirtualMachine::Get().inline_bytes()] {
-    VirtualMachine::Get().SetInlineBytes(limit);
-  }};
+  ScopeGuard restore_{
+      [limit = VirtualMachine::Get().inline_bytes()] { VmTesting::SetInlineBytes(limit); }};
 };
 
 TEST_F(InlineRunTest, SmallOpOnAnIdleCpuStreamRunsOnTheIssuingThreadBeforeTheCallReturns) {
-  vm_.SetInlineBytes(32768);
+  VmTesting::SetInlineBytes(32768);
   InstrRef op = IssueOp(&RecordingKernel, 1, 0, 48);
   EXPECT_TRUE(op->done());
   const std::vector<KernelRun> r = TakeRuns();
@@ -93,7 +93,7 @@ TEST_F(InlineRunTest, SmallOpOnAnIdleCpuStreamRunsOnTheIssuingThreadBeforeTheCal
 }
 
 TEST_F(InlineRunTest, OpAboveTheLimitGoesToTheWorker) {
-  vm_.SetInlineBytes(1024);
+  VmTesting::SetInlineBytes(1024);
   InstrRef op = IssueOp(&RecordingKernel, 1, 0, 4096);
   vm_.Wait(op.get());
   const std::vector<KernelRun> r = TakeRuns();
@@ -102,7 +102,7 @@ TEST_F(InlineRunTest, OpAboveTheLimitGoesToTheWorker) {
 }
 
 TEST_F(InlineRunTest, LimitZeroNeverRunsInline) {
-  vm_.SetInlineBytes(0);
+  VmTesting::SetInlineBytes(0);
   for (size_t bytes : {size_t{0}, size_t{4}, size_t{48}}) {
     InstrRef op = IssueOp(&RecordingKernel, 1, 0, bytes);
     vm_.Wait(op.get());
@@ -111,7 +111,7 @@ TEST_F(InlineRunTest, LimitZeroNeverRunsInline) {
 }
 
 TEST_F(InlineRunTest, OpBehindQueuedWorkOnItsStreamWaitsItsTurnOnTheWorker) {
-  vm_.SetInlineBytes(32768);
+  VmTesting::SetInlineBytes(32768);
   Latch gate;
   SubmitWithoutWaiting([&](InstructionsBuilder* b) {
     b->Function(
@@ -129,7 +129,7 @@ TEST_F(InlineRunTest, OpBehindQueuedWorkOnItsStreamWaitsItsTurnOnTheWorker) {
 }
 
 TEST_F(InlineRunTest, OpWhoseInputIsPendingOnAnotherStreamWaitsForIt) {
-  vm_.SetInlineBytes(32768);
+  VmTesting::SetInlineBytes(32768);
   Latch gate;
   BlobPtr input = MakeCpuBlob(48);
   // The input's writer sits on the aux stream; the compute stream is idle.
@@ -149,7 +149,7 @@ TEST_F(InlineRunTest, OpWhoseInputIsPendingOnAnotherStreamWaitsForIt) {
 }
 
 TEST_F(InlineRunTest, AnErrorOfAnInlineRunWaitsForTheNextWaitAndTheVmKeepsWorking) {
-  vm_.SetInlineBytes(32768);
+  VmTesting::SetInlineBytes(32768);
   InstrRef bad = IssueOp(&ThrowingKernel, 1, 0, 48);  // returns: the error is kept
   EXPECT_TRUE(bad->done());
   ASSERT_NE(bad->error(), nullptr);
@@ -166,7 +166,7 @@ TEST_F(InlineRunTest, AnErrorOfAnInlineRunWaitsForTheNextWaitAndTheVmKeepsWorkin
 }
 
 TEST_F(InlineRunTest, AnOpIssuedWhileAnotherThreadRunsOneInlineRunsAfterIt) {
-  vm_.SetInlineBytes(32768);
+  VmTesting::SetInlineBytes(32768);
   std::thread first([] { IssueOp(&RecordingKernel, 1, 200, 48); });  // holds the stream 200 ms
   ASSERT_TRUE(testing::WaitUntil([] { return running.load() > 0; }));
   // Issued from this thread while the stream is held: queued for the worker, which waits its turn.
@@ -182,7 +182,7 @@ TEST_F(InlineRunTest, AnOpIssuedWhileAnotherThreadRunsOneInlineRunsAfterIt) {
 }
 
 TEST_F(InlineRunTest, SmallHostCopiesInAndOutRunOnTheIssuingThread) {
-  vm_.SetInlineBytes(32768);
+  VmTesting::SetInlineBytes(32768);
   Tensor t = ofl::tensor<float>({1, 2, 3, 4, 5, 6}, Shape({2, 3}));
   // from_host finished before the call returned: nothing is in flight.
   EXPECT_EQ(vm_.in_flight(), 0);
@@ -196,7 +196,7 @@ TEST_F(InlineRunTest, SmallHostCopiesInAndOutRunOnTheIssuingThread) {
   EXPECT_EQ(reader, std::this_thread::get_id());
   EXPECT_EQ(out, (std::vector<float>{1, 4, 2, 5, 3, 6}));
   // Over the limit, the read is handed to the worker.
-  vm_.SetInlineBytes(8);
+  VmTesting::SetInlineBytes(8);
   ofl::detail::ReadToHost(t, "inline_run_test_read", [&](size_t nbytes) {
     reader = std::this_thread::get_id();
     out.resize(nbytes / sizeof(float));

@@ -17,6 +17,7 @@
 #include "oneflow_lite/oneflow_lite.h"
 #include "tests/functional/sim_gate.h"
 #include "vm/virtual_machine.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::vm {
 namespace {
@@ -30,11 +31,11 @@ void Say(const std::string& line) {
 // for a), then a host -> sim:1 copy whose allocation cannot fit: its retry runs on the h2d worker.
 [[noreturn]] void FailAnH2dAllocationWhileComputeWaitsForH2dWork() {
   VirtualMachine& vm = VirtualMachine::Get();
-  vm.SetWaitTimeout(3);  // the broken retry deadlocks: fail in seconds, not minutes
+  VmTesting::SetWaitTimeout(3);  // the broken retry deadlocks: fail in seconds, not minutes
   const Device dev("sim:1");
   // The compute stream first: a drain that goes stream by stream visits it before h2d.
-  vm.GetStream(dev, StreamRole::kCompute);
-  vm.GetStream(dev, StreamRole::kHost2Device);
+  vm.devices().GetStream(dev, StreamRole::kCompute);
+  vm.devices().GetStream(dev, StreamRole::kHost2Device);
   set_memory_limit(dev, int64_t{4} << 20);  // a and b fit one 2 MiB segment; c does not fit
   std::vector<float> host(1024);
   std::iota(host.begin(), host.end(), 0.0f);

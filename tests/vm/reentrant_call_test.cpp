@@ -16,6 +16,7 @@
 #include "tests/vm/vm_test_util.h"
 #include "vm/instructions_builder.h"
 #include "vm/virtual_machine.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::vm {
 namespace {
@@ -33,8 +34,8 @@ using testing::WaitUntil;
 std::string ThrownInsideCallback(StreamRole role, std::function<void()> fn) {
   VirtualMachine& vm = VirtualMachine::Get();
   const double saved = vm.wait_timeout();
-  ScopeGuard restore([&vm, saved] { vm.SetWaitTimeout(saved); });
-  vm.SetWaitTimeout(2.0);
+  ScopeGuard restore([saved] { VmTesting::SetWaitTimeout(saved); });
+  VmTesting::SetWaitTimeout(2.0);
   auto thrown = std::make_shared<std::string>();
   auto finished = std::make_shared<std::atomic<bool>>(false);
   SubmitWithoutWaiting([&](InstructionsBuilder* b) {

@@ -18,6 +18,7 @@
 #include "tests/vm/vm_test_util.h"
 #include "vm/instructions_builder.h"
 #include "vm/virtual_machine.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::vm {
 namespace {
@@ -157,10 +158,10 @@ TEST(ReleaseTensorTest, DyingTensorNeitherBlocksNorThrowsBehindABlockedReader) {
   sync();
   const int64_t before = Allocated();
   const double saved = vm.wait_timeout();
-  testing::ScopeGuard restore([&vm, saved] { vm.SetWaitTimeout(saved); });
+  testing::ScopeGuard restore([saved] { VmTesting::SetWaitTimeout(saved); });
   Tensor t = tensor<float>(Ramp(3.f), Shape({kNumel}), VmTestDevice());
   sync();
-  vm.SetWaitTimeout(0.05);
+  VmTesting::SetWaitTimeout(0.05);
   Latch gate;
   std::atomic<bool> started{false};
   // The reader only blocks and never touches the bytes, so it may hold the test device's worker.
@@ -186,7 +187,7 @@ TEST(ReleaseTensorTest, DyingTensorNeitherBlocksNorThrowsBehindABlockedReader) {
   EXPECT_EQ(Allocated(), before) << "a dead tensor's block counts as free at once";
   gate.Open();
   dropper.join();
-  vm.SetWaitTimeout(saved);
+  VmTesting::SetWaitTimeout(saved);
   EXPECT_NO_THROW(sync()) << "a release must leave nothing to report";
   EXPECT_EQ(Allocated(), before);
   EXPECT_EQ(memory_stats(VmTestDevice()).pending_free_bytes, 0) << "pending after sync()";

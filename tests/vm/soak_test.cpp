@@ -32,6 +32,7 @@
 #include "tests/vm/vm_test_util.h"
 #include "vm/instructions_builder.h"
 #include "vm/virtual_machine.h"
+#include "vm/vm_testing.h"
 
 namespace ofl {
 namespace {
@@ -229,10 +230,10 @@ TEST(SoakTest, FourIssuersOfTinyOpsStayCorrectAndBounded) {
   const double old_timeout = vm.wait_timeout();
   vm.SetWaterMarks(kHighWater, kLowWater);
   // A wait that sees nothing complete for the watchdog's period throws the VM's hang report.
-  vm.SetWaitTimeout(static_cast<double>(watchdog_s));
+  ofl::vm::VmTesting::SetWaitTimeout(static_cast<double>(watchdog_s));
   ScopeGuard restore([&vm, old_timeout] {
     vm.SetWaterMarks(kDefaultHigh, kDefaultLow);
-    vm.SetWaitTimeout(old_timeout);
+    ofl::vm::VmTesting::SetWaitTimeout(old_timeout);
   });
 
   std::mt19937_64 rng(42);
@@ -241,7 +242,7 @@ TEST(SoakTest, FourIssuersOfTinyOpsStayCorrectAndBounded) {
   sync();
   reset_peak_memory_stats(VmTestDevice());  // the bound below is on this test's own peak
   const MemoryStats before = memory_stats(VmTestDevice());
-  vm.ResetPeakInFlight();
+  ofl::vm::VmTesting::ResetPeakInFlight();
 
   Shared shared;
   std::atomic<bool> done{false};
@@ -261,7 +262,7 @@ TEST(SoakTest, FourIssuersOfTinyOpsStayCorrectAndBounded) {
       } else if (now - last_progress > std::chrono::seconds(watchdog_s) && !done.load()) {
         std::string report = "(no hang report)";
         try {
-          vm.SetWaitTimeout(1.0);
+          ofl::vm::VmTesting::SetWaitTimeout(1.0);
           vm.Sync();
         } catch (const std::exception& e) {
           report = e.what();
@@ -306,7 +307,7 @@ TEST(SoakTest, FourIssuersOfTinyOpsStayCorrectAndBounded) {
   // Each issuer passes the water-mark check before its batch lands, so up to one batch per issuer
   // (an op, its check, a release: a handful of instructions) may sit above the mark.
   const int64_t slack = kThreads * 8;
-  EXPECT_LE(vm.peak_in_flight(), kHighWater + slack);
+  EXPECT_LE(vm::VmTesting::peak_in_flight(), kHighWater + slack);
   // Every in-flight instruction writes at most one block and every live tensor holds one.
   const int64_t live_tensors = kThreads * kSlots + kShared;
   const int64_t bound = before.allocated_bytes + (kHighWater + slack + live_tensors) * kBlockBytes;
@@ -322,7 +323,7 @@ TEST(SoakTest, FourIssuersOfTinyOpsStayCorrectAndBounded) {
       "reserved peak %lld B; %lld blocking reads\n",
       VmTestDevice().str().c_str(), kThreads, static_cast<long long>(ops_per_thread),
       static_cast<long long>(total), seconds, static_cast<double>(total) / seconds,
-      static_cast<long long>(vm.peak_in_flight()), static_cast<long long>(kHighWater),
+      static_cast<long long>(vm::VmTesting::peak_in_flight()), static_cast<long long>(kHighWater),
       static_cast<long long>(before.allocated_bytes),
       static_cast<long long>(after.peak_allocated_bytes), static_cast<long long>(bound),
       static_cast<long long>(after.peak_reserved_bytes),

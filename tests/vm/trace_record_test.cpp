@@ -146,7 +146,7 @@ TEST_F(TraceRecordTest, EveryInstructionIsRecordedOnceWithOrderedTimesAndEarlier
   EXPECT_GE(ops["repeat"], 1);
   EXPECT_GE(ops["to_vector"], 1);
   // One barrier per stream for the sync.
-  EXPECT_EQ(ops["barrier"], static_cast<int>(vm.streams().size()));
+  EXPECT_EQ(ops["barrier"], static_cast<int>(vm.devices().streams().size()));
   for (const TraceRecord& r : trace) {
     if (r.op != "repeat") continue;
     ASSERT_EQ(r.allocs.size(), 1u);

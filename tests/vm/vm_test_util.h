@@ -89,11 +89,11 @@ inline Device VmTestDevice() {
 // A stream of VmTestDevice(), for callbacks that touch no blob memory (they only block, count or
 // throw), so that they may run on any device's worker.
 inline Stream* VmTestStream(StreamRole role) {
-  return VirtualMachine::Get().GetStream(VmTestDevice(), role);
+  return VirtualMachine::Get().devices().GetStream(VmTestDevice(), role);
 }
 
 inline Stream* CpuStream(StreamRole role) {
-  return VirtualMachine::Get().GetStream(Device("cpu"), role);
+  return VirtualMachine::Get().devices().GetStream(Device("cpu"), role);
 }
 
 // A raw blob on cpu:0 whose producer is the compute stream; memory comes in the first writer's

@@ -14,6 +14,7 @@
 #include "tests/vm/vm_test_util.h"
 #include "vm/instructions_builder.h"
 #include "vm/virtual_machine.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::vm {
 namespace {
@@ -96,7 +97,7 @@ TEST_F(WaitHooksTest, SyncAndAReadOfUnfinishedWorkRunOnePairEach) {
 TEST_F(WaitHooksTest, AfterRunsWhenTheWaitThrowsAHangReport) {
   VirtualMachine& vm = VirtualMachine::Get();
   const double saved = vm.wait_timeout();
-  vm.SetWaitTimeout(0.3);
+  VmTesting::SetWaitTimeout(0.3);
   const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu"));
   auto latch = std::make_shared<Latch>();
   Hold(x, "held_for_hang", latch, 7);
@@ -104,7 +105,7 @@ TEST_F(WaitHooksTest, AfterRunsWhenTheWaitThrowsAHangReport) {
   EXPECT_EQ(befores.load(), 1);
   EXPECT_EQ(afters.load(), 1);
   latch->Open();
-  vm.SetWaitTimeout(saved);
+  VmTesting::SetWaitTimeout(saved);
   ofl::sync();
   EXPECT_EQ(befores.load(), afters.load());
   EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{7, 2}));

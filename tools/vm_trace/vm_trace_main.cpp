@@ -145,7 +145,7 @@ void RefuseSameFile(const std::string& a, const char* a_flag, const std::string&
 void PrintPoolTotals(size_t instructions) {
   std::printf("\n%zu instructions", instructions);
   std::vector<std::string> seen;
-  for (ofl::vm::Stream* s : ofl::vm::VirtualMachine::Get().streams()) {
+  for (ofl::vm::Stream* s : ofl::vm::VirtualMachine::Get().devices().streams()) {
     const std::string device = s->device().str();
     bool dup = false;
     for (const std::string& d : seen) dup = dup || d == device;
@@ -271,7 +271,7 @@ int RunWorkload(const std::string& workload, const std::string& device_spec, int
   if (lead && !chrome.empty()) chrome_out = OpenOutput(chrome, "--chrome");
   if (lead && !svg.empty()) svg_out = OpenOutput(svg, "--svg");
   try {
-    ofl::vm::VirtualMachine::Get().GetStream(*device);
+    ofl::vm::VirtualMachine::Get().devices().GetStream(*device);
   } catch (const ofl::DeviceError& e) {
     std::fprintf(stderr, "ofl_vm_trace: --device %s: %s\n", device_spec.c_str(), e.what());
     return kExitFailed;

@@ -159,7 +159,7 @@ void RunFanout(const WorkloadOptions& o, int64_t rounds) {
   std::vector<vm::Stream*> streams;
   for (StreamRole role : {StreamRole::kCompute, StreamRole::kHost2Device, StreamRole::kDevice2Host,
                           StreamRole::kAux}) {
-    streams.push_back(vm.GetStream(o.device, role));
+    streams.push_back(vm.devices().GetStream(o.device, role));
   }
   const kernels::KernelFn copy = kernels::FindKernel("copy", o.device.type());
   const std::vector<float> values = Iota<float>(kNumel);
@@ -396,7 +396,7 @@ void RunWorkload(const std::string& name, const WorkloadOptions& options) {
                           std::to_string(options.iters));
   }
   // Fails early, with the VM's own message, on a device this build cannot use.
-  vm::VirtualMachine::Get().GetStream(options.device);
+  vm::VirtualMachine::Get().devices().GetStream(options.device);
   const int64_t iters = options.iters > 0 ? options.iters : info->default_iters;
   if (name == "demo") {
     RunDemo(options, iters);

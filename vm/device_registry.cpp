@@ -1,20 +1,16 @@
-// The VirtualMachine's devices: their pools and streams (made on first use, through the device
-// backend registry), devices that failed, and draining a device's launched work.
-#include <chrono>
+// DeviceRegistry: the VM's devices, their pools and streams (made on first use, through the device
+// backend registry), the host staging pools, and the devices that failed.
 #include <string>
-#include <thread>
 #include <vector>
-
-#include <unistd.h>
 
 #include "kernels/device_backend.h"
 #include "oneflow_lite/error.h"
+#include "vm/device_registry.h"
 #include "vm/log.h"
-#include "vm/virtual_machine.h"
 
 namespace ofl::vm {
 
-CachingAllocator* VirtualMachine::GetAllocator(const Device& device) {
+CachingAllocator* DeviceRegistry::GetAllocator(const Device& device) {
   DeviceBackend* backend = nullptr;
   try {
     backend = kernels::GetBackend(device.type());
@@ -51,13 +47,14 @@ CachingAllocator* VirtualMachine::GetAllocator(const Device& device) {
     auto memory = std::make_unique<DeviceMemoryBackend>(backend, device.index());
     pool = std::make_unique<CachingAllocator>(device, std::move(memory));
     if (observing_pools_) {
-      pool->SetObserver([this, name = device.str()](const PoolEvent& e) { OnPoolEvent(name, e); });
+      pool->SetObserver(
+          [this, name = device.str()](const PoolEvent& e) { hooks_.on_pool_event(name, e); });
     }
   }
   return pool.get();
 }
 
-CachingAllocator* VirtualMachine::GetStagingPool(DeviceType type) {
+CachingAllocator* DeviceRegistry::GetStagingPool(DeviceType type) {
   DeviceBackend* backend = kernels::GetBackend(type);
   std::lock_guard<std::mutex> lock(streams_mu_);
   auto& pool = staging_pools_[static_cast<int>(type)];
@@ -69,10 +66,9 @@ CachingAllocator* VirtualMachine::GetStagingPool(DeviceType type) {
   return pool.get();
 }
 
-Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
+Stream* DeviceRegistry::GetStream(const Device& device, StreamRole role) {
   if (any_device_failed_.load(std::memory_order_relaxed)) CheckDeviceUsable(device);
-  if (closing_.load(std::memory_order_relaxed))
-    OnClosing(device.str(), /*throw_if_shut_down=*/true);
+  if (hooks_.closing->load(std::memory_order_relaxed)) hooks_.on_closing(device.str());
   const int index = device.index();
   std::atomic<Stream*>* indexed = nullptr;
   if (index < kMaxIndexedDevice) {
@@ -87,7 +83,7 @@ Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
   if (!s) {
     threads_started_.store(true, std::memory_order_seq_cst);  // before any thread of it exists
     try {
-      s = std::make_unique<Stream>(this, device, role, pool, backend);
+      s = hooks_.make_stream(device, role, pool, backend);
     } catch (const std::exception& e) {
       streams_.erase(key);
       // A fault the device cannot recover from may reach a new stream first, before the thread
@@ -104,19 +100,7 @@ Stream* VirtualMachine::GetStream(const Device& device, StreamRole role) {
   return s.get();
 }
 
-void VirtualMachine::ThrowShutDown(const std::string& what) {
-  if (Get().forked()) {
-    throw Error(what + ": oneflow_lite cannot be used in a forked child process (pid " +
-                std::to_string(getpid()) +
-                "): its parent had started the runtime's threads, which fork() does not copy. Use "
-                "the runtime in the parent only, or start the child with exec (posix_spawn)");
-  }
-  throw Error(what +
-              ": the runtime was shut down (ofl::shutdown or process exit); no more work "
-              "can be issued");
-}
-
-void VirtualMachine::MarkDeviceFailed(const Device& device, const std::string& what) {
+void DeviceRegistry::MarkDeviceFailed(const Device& device, const std::string& what) {
   {
     std::lock_guard<std::mutex> lock(failed_mu_);
     failed_devices_.emplace(device.str(), what);  // keeps the first fault
@@ -125,7 +109,7 @@ void VirtualMachine::MarkDeviceFailed(const Device& device, const std::string& w
   Logger().error("{} failed: {}; every later op on it throws DeviceError", device.str(), what);
 }
 
-void VirtualMachine::CheckDeviceUsable(const Device& device) {
+void DeviceRegistry::CheckDeviceUsable(const Device& device) {
   std::lock_guard<std::mutex> lock(failed_mu_);
   auto it = failed_devices_.find(device.str());
   if (it == failed_devices_.end()) return;
@@ -133,47 +117,51 @@ void VirtualMachine::CheckDeviceUsable(const Device& device) {
                     "recover from (first fault: " + it->second + ")");
 }
 
-bool VirtualMachine::IsFailed(const Device& device) {
+bool DeviceRegistry::IsFailed(const Device& device) {
   std::lock_guard<std::mutex> lock(failed_mu_);
   return failed_devices_.count(device.str()) != 0;
 }
 
-void VirtualMachine::DrainDevice(const Device& device) {
-  std::vector<Stream*> mine;
-  for (Stream* s : streams()) {
-    if (s->device() == device && s->async()) mine.push_back(s);
-  }
-  // Every stream of the device is polled in each round, the caller's own included: a launched
-  // instruction on one stream may wait on the device for one launched on another, whose completion
-  // only that stream's poll observes. When the caller is that stream's worker (the out-of-memory
-  // retry in Prepare), nobody else would ever poll it: draining one stream at a time would wait for
-  // work that only the caller can complete (vm/THREADING.md, "Memory"). Everything launched
-  // completes without host action, so the rounds end; a device that stops completing work is given
-  // up on after the hang timeout with no completion anywhere, and the caller's retry then fails.
-  const int64_t timeout_ns = wait_timeout_ns_.load(std::memory_order_relaxed);
-  uint64_t completed = CompletedCount();
-  int64_t last_progress = NowNs();
-  for (;;) {
-    bool busy = false;
-    for (Stream* s : mine) busy = s->PollCompletions() || busy;
-    if (!busy) return;
-    const uint64_t now_completed = CompletedCount();
-    if (now_completed != completed) {
-      completed = now_completed;
-      last_progress = NowNs();
-    } else if (timeout_ns > 0 && NowNs() - last_progress > timeout_ns) {
-      Logger().warn(
-          "draining {}: no instruction completed for {} s; giving up on its launched work",
-          device.str(), static_cast<double>(timeout_ns) / 1e9);
-      return;
+std::vector<Stream*> DeviceRegistry::streams() {
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  return stream_list_;
+}
+
+void DeviceRegistry::ObservePools(bool on) {
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  if (observing_pools_ == on) return;
+  observing_pools_ = on;
+  for (auto& [name, pool] : pools_) {
+    if (on) {
+      pool->SetObserver([this, name = name](const PoolEvent& e) { hooks_.on_pool_event(name, e); });
+    } else {
+      pool->SetObserver(nullptr);
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
 }
 
-std::vector<Stream*> VirtualMachine::streams() {
-  std::lock_guard<std::mutex> lock(streams_mu_);
-  return stream_list_;
+std::unique_lock<std::mutex> DeviceRegistry::ClosePools(const std::atomic<bool>& exiting) {
+  std::unique_lock<std::mutex> lock(streams_mu_);
+  for (auto& [name, pool] : pools_) {
+    try {
+      pool->Close();
+    } catch (const std::exception& e) {
+      Logger().warn("shutdown: returning the memory of {} failed: {}", name, e.what());
+    }
+  }
+  // At exit (std::exit on one thread while another reads a device tensor), a reader may still be
+  // copying out of its staging buffer after its transfer finished: no instruction covers that copy,
+  // so the drain before the shutdown does not wait for it. Host memory goes back with the process;
+  // ofl::shutdown, which the program calls when it is done with the runtime, returns it.
+  for (auto& pool : staging_pools_) {
+    if (exiting.load()) break;
+    try {
+      if (pool) pool->Close();
+    } catch (const std::exception& e) {
+      Logger().warn("shutdown: returning the host staging memory failed: {}", e.what());
+    }
+  }
+  return lock;
 }
 
 }  // namespace ofl::vm
