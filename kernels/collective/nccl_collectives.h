@@ -58,8 +58,8 @@ void NcclBroadcast(void* buf, const void* root_src, int64_t count, DType dtype, 
 // The collective instruction that the calling thread runs, for the NCCL calls it makes meanwhile:
 // their completion wait gives up after `timeout_s` (the watchdog's hang timeout; <= 0: never) and
 // their errors name `op_name`, `id`'s fingerprint and what the watchdog knows about `id`. Set by
-// functional::CollectivePolicy around its run, on the collective stream's worker. Without one, a call
-// waits without a timeout (an asynchronous NCCL error still ends it) and names itself only.
+// functional::CollectivePolicy around its run, on the collective stream's worker. Without one, a
+// call waits without a timeout (an asynchronous NCCL error still ends it) and names itself only.
 class NcclCollectiveScope {
  public:
   NcclCollectiveScope(std::string op_name, CollectiveId id, double timeout_s);
