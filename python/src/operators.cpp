@@ -102,23 +102,18 @@ PyObject* Self(PyObject* self) {
   return self;
 }
 
-PyObject* InPlaceAddSlot(PyObject* self, PyObject* other) {
+// self += other / self -= other (`kName`: the name a TypeError gives).
+template <void (*kOp)(Tensor&, nb::handle, const char*), const char* kName>
+PyObject* InPlaceSlot(PyObject* self, PyObject* other) {
   try {
-    AddInPlace(TensorOf(self), other, "__iadd__");
+    kOp(TensorOf(self), other, kName);
     return Self(self);
   } catch (...) {
     return RaiseCurrent();
   }
 }
-
-PyObject* InPlaceSubSlot(PyObject* self, PyObject* other) {
-  try {
-    SubInPlace(TensorOf(self), other, "__isub__");
-    return Self(self);
-  } catch (...) {
-    return RaiseCurrent();
-  }
-}
+constexpr char kIadd[] = "__iadd__";
+constexpr char kIsub[] = "__isub__";
 
 // t *= x: by a number in place; by a tensor the product written back (the C++ API has no
 // mul_(Tensor)); NotImplemented for anything else.
@@ -153,8 +148,8 @@ const PyType_Slot kSlots[] = {
     {Py_nb_multiply, Slot(&Binary<MulOp>)},
     {Py_nb_true_divide, Slot(&Binary<DivOp>)},
     {Py_nb_negative, Slot(&Negative)},
-    {Py_nb_inplace_add, Slot(&InPlaceAddSlot)},
-    {Py_nb_inplace_subtract, Slot(&InPlaceSubSlot)},
+    {Py_nb_inplace_add, Slot(&InPlaceSlot<&AddInPlace, kIadd>)},
+    {Py_nb_inplace_subtract, Slot(&InPlaceSlot<&SubInPlace, kIsub>)},
     {Py_nb_inplace_multiply, Slot(&InPlaceMulSlot)},
     {0, nullptr},
 };
