@@ -35,15 +35,15 @@
 #       No step named: every step in that order (a machine of your own; over 10 minutes on a GPU).
 #       The library check (ldd) and nvidia-smi always run first.
 #
-#   With the device tool (one command at most 10 minutes, 30 minutes of device time a session),
-#   five calls, in this order, each with carry=["build-gpu/gpu-bundle"] and timeout_s=600:
-#       run(command="bash tools/gpu_check.sh run build-gpu tests")               about 2-4 min
-#       run(command="bash tools/gpu_check.sh run build-gpu global bench torch")  about 1-3 min
-#       run(command="bash tools/gpu_check.sh run build-gpu memcheck")    at most about 5 min each:
-#       run(command="bash tools/gpu_check.sh run build-gpu racecheck")   2 runs of at most 140 s
-#       run(command="bash tools/gpu_check.sh run build-gpu synccheck")   (+10 s to stop one)
-#   (the first two are estimates from the CPU part's times, no GPU figures yet; the budget below
-#   bounds every call). The tool copies
+#   With the device tool (one command at most 10 minutes; a session may have as little as 15
+#   minutes of device time, the machine's start included), two calls, one right after the other,
+#   each with carry=["build-gpu/gpu-bundle"]:
+#       run(command="bash tools/gpu_check.sh run build-gpu tests global bench torch", timeout_s=580)
+#       run(command="bash tools/gpu_check.sh run build-gpu memcheck racecheck synccheck",
+#           timeout_s=300)
+#   Seen on an H200 (2026-11-26): the first took 269 s (the machine's start not counted: 296 s of
+#   device time), the three sanitizer steps under a minute together once death tests were left out of
+#   their filters. The budget below bounds every call. The tool copies
 #   the repo root to an unknown path there: nothing in the bundle depends on the absolute path it
 #   was built at. Results (summary.txt, logs, the benchmarks' JSON) go to $OFL_GPU_CHECK_OUT, else
 #   to $OUT (the tool's folder that comes back), else to <bundle>/results.
@@ -614,12 +614,15 @@ sanitizer_filter() {
     echo "${!var}"
     return
   fi
+  # The large functional cases go through the same kernels as the kernel suite's large cases. Death
+  # tests are left out: their child process never finishes under compute-sanitizer (seen on an H200
+  # on 2026-11-26: ExpandSettingDeathTest.* ran into the limit on its own, every other case of the
+  # memcheck filter ran in 2 s).
   case $tool/$room in
-    # The large functional cases go through the same kernels as the kernel suite's large cases.
-    memcheck/functional) echo '*Values*:*Repeat*:*Expand*:*Backward*:DeviceMemoryTest.*-*Large*' ;;
-    memcheck/kernels) echo 'CopyKernelTest.*:RepeatKernelTest.*:ReduceSumToKernelTest.*:BinaryKernelTest.*:FillKernelTest.*' ;;
-    */functional) echo '*Backward*-*Large*' ;;
-    */kernels) echo 'ReduceSumToKernelTest.*-*Large*' ;;
+    memcheck/functional) echo '*Values*:*Repeat*:*Expand*:*Backward*:DeviceMemoryTest.*-*Large*:*DeathTest*' ;;
+    memcheck/kernels) echo 'CopyKernelTest.*:RepeatKernelTest.*:ReduceSumToKernelTest.*:BinaryKernelTest.*:FillKernelTest.*-*DeathTest*' ;;
+    */functional) echo '*Backward*-*Large*:*DeathTest*' ;;
+    */kernels) echo 'ReduceSumToKernelTest.*-*Large*:*DeathTest*' ;;
   esac
 }
 

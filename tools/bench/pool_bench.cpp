@@ -1,10 +1,10 @@
 // ofl_bench_pool: one cached Allocate + Free through vm::CachingAllocator (a single warm instance
-// over CpuAllocatorBackend, used directly, no VM) against malloc + free of the same size: "malloc"
-// is whatever malloc the process resolves (the JSON context's "malloc" names it: libmimalloc when
-// it comes in with oneflow_lite), "glibc_malloc" calls glibc's allocator directly. Each writes one
-// byte of the block so that no call can be optimised away; where an allocator maps big blocks
-// fresh every time (glibc above its mmap threshold) that byte also costs a page fault, which is
-// exactly what a pool saves.
+// over the CPU backend's memory, used directly, no VM) against malloc + free of the same size:
+// "malloc" is whatever malloc the process resolves (the JSON context's "malloc" names it:
+// libmimalloc when it comes in with oneflow_lite), "glibc_malloc" calls glibc's allocator directly.
+// Each writes one byte of the block so that no call can be optimised away; where an allocator maps
+// big blocks fresh every time (glibc above its mmap threshold) that byte also costs a page fault,
+// which is exactly what a pool saves.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "kernels/device_backend.h"
 #include "tools/bench/bench_util.h"
 #include "vm/allocator/caching_allocator.h"
 
@@ -26,8 +27,9 @@ using ofl_bench::LoopClock;
 using ofl_bench::ReportNsPerOp;
 
 ofl::vm::CachingAllocator& Pool() {
-  static CachingAllocator* pool =
-      new CachingAllocator(ofl::Device("cpu"), std::make_unique<ofl::vm::CpuAllocatorBackend>());
+  static CachingAllocator* pool = new CachingAllocator(
+      ofl::Device("cpu"), std::make_unique<ofl::vm::DeviceMemoryBackend>(
+                              ofl::kernels::GetBackend(ofl::DeviceType::kCPU), 0));
   return *pool;
 }
 
