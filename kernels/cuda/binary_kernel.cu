@@ -21,6 +21,7 @@
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_kernel_list.h"
+#include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/kernel.h"
 #include "kernels/kernel_checks.h"
@@ -30,14 +31,6 @@
 namespace ofl::kernels::cuda {
 inline namespace OFL_CUDA_BUILD {
 namespace {
-
-// 16-bit float storage: the bits, converted with CUDA's intrinsics.
-struct Half {
-  uint16_t bits;
-};
-struct BHalf {
-  uint16_t bits;
-};
 
 template <class T>
 struct Num {  // the integers
@@ -87,10 +80,6 @@ __device__ inline T Apply(T a, T b) {
   }
 }
 
-struct alignas(16) Vec16 {
-  uint4 v;
-};
-
 // out[offset0(i)] = a[offset1(i)] op b[offset2(i)] for every i < n.
 template <BinaryOp kOp, class T, class Index>
 __global__ void BinaryElements(T* out, const T* a, const T* b, Index n, OffsetCalc<3, Index> calc) {
@@ -131,15 +120,11 @@ __global__ void BinaryRows(T* out, const T* a, const T* b, Index chunks, Index i
   constexpr int kPer = 16 / sizeof(T);
   for (Index k = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; k < chunks;
        k += static_cast<Index>(blockDim.x) * gridDim.x) {
-    Index row, c;
-    row_div.DivMod(k, &row, &c);
-    Index off[3];
-    outer.Get(row, off);
+    Index off[3], c, begin, end;
+    if (!LocateRowChunk(k, row_div, outer, out, inner, off, &c, &begin, &end)) continue;
     T* o = out + off[0];
     const T* x = a + off[1];
     const T* y = b + off[2];
-    Index begin, end;
-    if (!RowChunk(o, inner, c, &begin, &end)) continue;
     if (end - begin == kPer && c > 0) {
       alignas(16) T la[kPer];
       alignas(16) T lb[kPer];

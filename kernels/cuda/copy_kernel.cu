@@ -9,6 +9,7 @@
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_kernel_list.h"
+#include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/kernel.h"
 #include "kernels/kernel_checks.h"
@@ -38,10 +39,6 @@ struct Word<8> {
   using type = uint64_t;
 };
 
-struct alignas(16) Vec16 {
-  uint4 v;
-};
-
 // out[offset0(i)] = in[offset1(i)] for every i < n.
 template <class T, class Index>
 __global__ void CopyElements(T* __restrict__ out, const T* __restrict__ in, Index n,
@@ -67,14 +64,10 @@ __global__ void CopyRows(T* __restrict__ out, const T* __restrict__ in, Index ch
   constexpr int kPer = 16 / sizeof(T);
   for (Index k = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; k < chunks;
        k += static_cast<Index>(blockDim.x) * gridDim.x) {
-    Index row, c;
-    row_div.DivMod(k, &row, &c);
-    Index off[2];
-    outer.Get(row, off);
+    Index off[2], c, begin, end;
+    if (!LocateRowChunk(k, row_div, outer, out, inner, off, &c, &begin, &end)) continue;
     T* o = out + off[0];
     const T* i = in + off[1];
-    Index begin, end;
-    if (!RowChunk(o, inner, c, &begin, &end)) continue;
     if (end - begin == kPer && c > 0) {
       Vec16 value;
       if constexpr (kBroadcast) {

@@ -12,6 +12,7 @@
 
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_kernel_list.h"
+#include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/fill_value.h"
 #include "kernels/kernel.h"
@@ -22,10 +23,6 @@
 namespace ofl::kernels::cuda {
 inline namespace OFL_CUDA_BUILD {
 namespace {
-
-struct alignas(16) Vec16 {
-  uint4 v;
-};
 
 // out[offset(i)] = value for every i < n.
 template <class T, class Index>
@@ -51,13 +48,9 @@ __global__ void FillRows(T* out, T value, Index chunks, Index inner, DivmodT<Ind
   const Vec16 vector = *reinterpret_cast<const Vec16*>(lanes);
   for (Index k = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x; k < chunks;
        k += static_cast<Index>(blockDim.x) * gridDim.x) {
-    Index row, c;
-    row_div.DivMod(k, &row, &c);
-    Index off[1];
-    outer.Get(row, off);
+    Index off[1], c, begin, end;
+    if (!LocateRowChunk(k, row_div, outer, out, inner, off, &c, &begin, &end)) continue;
     T* o = out + off[0];
-    Index begin, end;
-    if (!RowChunk(o, inner, c, &begin, &end)) continue;
     if (end - begin == kPer && c > 0) {
       *reinterpret_cast<Vec16*>(o + begin) = vector;
     } else {

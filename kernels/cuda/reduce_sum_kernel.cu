@@ -25,6 +25,7 @@
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cuda_kernel_list.h"
+#include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/kernel.h"
 #include "kernels/kernel_checks.h"
@@ -34,13 +35,6 @@
 namespace ofl::kernels::cuda {
 inline namespace OFL_CUDA_BUILD {
 namespace {
-
-struct Half {
-  uint16_t bits;
-};
-struct BHalf {
-  uint16_t bits;
-};
 
 template <class T>
 struct Num {
