@@ -57,14 +57,61 @@ class ReleaseIfGlobal {
   std::optional<nb::gil_scoped_release> release_;
 };
 
-// The Python class of Tensor, set once by BindTensor: the hot paths check and make tensor objects
-// through it rather than through nanobind's lookup of the C++ type.
+// The Python class Tensor (tensor_object.cpp): a plain CPython type whose objects hold the Tensor
+// handle inline, made once by MakeTensorType. It is not a nanobind class: nanobind functions take
+// and return tensors through the type caster at the end of this file, so making and freeing a
+// tensor object costs no lookup table of nanobind's (the hot paths' figures: docs/python.md).
+struct TensorObject {
+  PyObject_HEAD Tensor value;
+};
 extern PyTypeObject* tensor_type;
 inline bool IsTensor(nb::handle h) { return PyObject_TypeCheck(h.ptr(), tensor_type) != 0; }
-inline Tensor& TensorOf(nb::handle h) { return *nb::inst_ptr<Tensor>(h); }
+// The tensor of a tensor object (IsTensor(h)).
+inline Tensor& TensorOf(nb::handle h) { return reinterpret_cast<TensorObject*>(h.ptr())->value; }
 // A new Python tensor object holding t (a new reference; throws nb::python_error if Python cannot
 // allocate it).
 PyObject* NewTensorObject(Tensor t);
+// Makes the class `name` in `m`, with the number slots `number_slots` (ending with {0, nullptr}).
+nb::handle MakeTensorType(nb::module_& m, const char* name, const PyType_Slot* number_slots);
+
+// Adds nanobind functions to the tensor class as methods and properties, the way nanobind's
+// class_ does for its own classes (the subset tensor.cpp uses).
+class TensorMethods {
+ public:
+  explicit TensorMethods(nb::handle type) : type_(type) {}
+
+  template <class F, class... Extra>
+  TensorMethods& def(const char* name, F&& f, const Extra&... extra) {
+    type_.attr(name) = nb::cpp_function(std::forward<F>(f), nb::name(name), nb::is_method(),
+                                        nb::scope(type_), extra...);
+    return *this;
+  }
+  template <class Get, class... Extra>
+  TensorMethods& def_prop_ro(const char* name, Get&& get, const Extra&... extra) {
+    nb::object getter =
+        nb::cpp_function(std::forward<Get>(get), nb::name(name), nb::is_method(), nb::is_getter(),
+                         nb::rv_policy::reference_internal, extra...);
+    SetProperty(name, getter, nb::none());
+    return *this;
+  }
+  // `extra` applies to the setter, as class_::def_prop_rw applies it. The accessors are named but
+  // have no scope: with both, nanobind would make the second an overload of the first.
+  template <class Get, class Set, class... Extra>
+  TensorMethods& def_prop_rw(const char* name, Get&& get, Set&& set, const Extra&... extra) {
+    nb::object getter = nb::cpp_function(std::forward<Get>(get), nb::name(name), nb::is_method(),
+                                         nb::is_getter(), nb::rv_policy::reference_internal);
+    nb::object setter =
+        nb::cpp_function(std::forward<Set>(set), nb::name(name), nb::is_method(), extra...);
+    SetProperty(name, getter, setter);
+    return *this;
+  }
+
+ private:
+  void SetProperty(const char* name, nb::handle get, nb::handle set);
+
+  nb::handle type_;
+};
+
 // A tensor, or None for an undefined one (grad of a leaf that has none, unused inputs).
 nb::object TensorOrNone(Tensor t);
 
@@ -99,3 +146,60 @@ void BindBenchCalls(nb::module_& m);  // bench_calls.cpp: for tools/bench/python
 void BindFastCalls(nb::module_& m, nb::handle tensor_type);
 
 }  // namespace ofl::python
+
+// Tensor arguments and results of nanobind functions: a tensor object's own Tensor (by reference,
+// so an in-place method changes the object's tensor) and a new tensor object for a result (which
+// holds the same tensor: the same storage and autograd state, a new Python object).
+namespace nanobind::detail {
+template <>
+struct type_caster<ofl::Tensor> {
+  using Type = ofl::Tensor;
+  static constexpr auto Name = const_name("oneflow_lite.Tensor");
+  // By value and by reference alike from the object's tensor: a by-value argument is a copy of the
+  // handle, never moved out of the object.
+  template <typename T>
+  using Cast = std::conditional_t<std::is_pointer_v<T>, Type*, Type&>;
+
+  bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+    if (!ofl::python::IsTensor(src)) return false;
+    value = &ofl::python::TensorOf(src);
+    return true;
+  }
+
+  template <typename T>
+  static handle from_cpp(T&& v, rv_policy, cleanup_list*) noexcept {
+    const ofl::Tensor* p;
+    if constexpr (std::is_pointer_v<std::remove_reference_t<T>>) {
+      p = v;
+      if (p == nullptr) return none().release();
+    } else {
+      p = &v;
+    }
+    try {
+      if constexpr (std::is_rvalue_reference_v<T&&> &&
+                    !std::is_const_v<std::remove_reference_t<T>> &&
+                    !std::is_pointer_v<std::remove_reference_t<T>>) {
+        return ofl::python::NewTensorObject(std::move(v));
+      } else {
+        return ofl::python::NewTensorObject(*p);
+      }
+    } catch (...) {
+      ofl::python::RaiseCurrent();
+      return handle();
+    }
+  }
+
+  template <typename T>
+  bool can_cast() const noexcept {
+    return std::is_pointer_v<T> || value != nullptr;
+  }
+  operator Type*() { return value; }
+  operator Type&() {
+    raise_next_overload_if_null(value);
+    return *value;
+  }
+
+ private:
+  Type* value = nullptr;
+};
+}  // namespace nanobind::detail

@@ -26,7 +26,7 @@ class NoGradScope {
 };
 
 std::vector<Tensor> TensorList(nb::handle h, const char* fn, const char* arg) {
-  if (nb::isinstance<Tensor>(h)) return {*nb::inst_ptr<Tensor>(h)};
+  if (IsTensor(h)) return {TensorOf(h)};
   if (!PyTuple_Check(h.ptr()) && !PyList_Check(h.ptr())) {
     throw nb::type_error((std::string(fn) + "(): argument '" + arg +
                           "' must be a Tensor or a sequence of Tensors, not " +
@@ -37,8 +37,8 @@ std::vector<Tensor> TensorList(nb::handle h, const char* fn, const char* arg) {
   for (nb::handle item : nb::borrow<nb::sequence>(h)) {
     if (item.is_none()) {
       out.emplace_back();
-    } else if (nb::isinstance<Tensor>(item)) {
-      out.push_back(*nb::inst_ptr<Tensor>(item));
+    } else if (IsTensor(item)) {
+      out.push_back(TensorOf(item));
     } else {
       throw nb::type_error((std::string(fn) + "(): argument '" + arg + "' must hold Tensors, not " +
                             nb::type_name(item.type()).c_str())

@@ -58,8 +58,7 @@ Sbp ArgSbp(nb::handle h) {
 }  // namespace
 
 void BindTensor(nb::module_& m) {
-  nb::class_<Tensor> cls(m, "Tensor", nb::type_slots(TensorNumberSlots()));
-  tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  TensorMethods cls(MakeTensorType(m, "Tensor", TensorNumberSlots()));
   // Geometry
   cls.def_prop_ro("shape",
                   [](const Tensor& t) {
@@ -175,7 +174,7 @@ void BindTensor(nb::module_& m) {
                                     nb::type_name(o.type()).c_str())
                                        .c_str());
             }
-            Tensor& t = *nb::inst_ptr<Tensor>(self);
+            Tensor& t = TensorOf(self);
             {
               Release r;
               t.mul_(v);
@@ -193,7 +192,7 @@ void BindTensor(nb::module_& m) {
                    nb::type_name(value.type()).c_str())
                       .c_str());
             }
-            Tensor& t = *nb::inst_ptr<Tensor>(self);
+            Tensor& t = TensorOf(self);
             {
               Release r;
               t.fill_(v);
@@ -203,7 +202,7 @@ void BindTensor(nb::module_& m) {
           nb::arg("value").none())
       .def("zero_",
            [](nb::handle self) {
-             Tensor& t = *nb::inst_ptr<Tensor>(self);
+             Tensor& t = TensorOf(self);
              {
                Release r;
                t.zero_();
@@ -213,7 +212,7 @@ void BindTensor(nb::module_& m) {
       .def(
           "copy_",
           [](nb::handle self, const Tensor& src) {
-            Tensor& t = *nb::inst_ptr<Tensor>(self);
+            Tensor& t = TensorOf(self);
             {
               Release r;
               t.copy_(src);
@@ -229,7 +228,7 @@ void BindTensor(nb::module_& m) {
       .def(
           "requires_grad_",
           [](nb::handle self, bool v) {
-            nb::inst_ptr<Tensor>(self)->requires_grad_(v);
+            TensorOf(self).requires_grad_(v);
             return nb::borrow(self);
           },
           nb::arg("requires_grad") = true)

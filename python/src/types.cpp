@@ -158,15 +158,6 @@ bool NumberAsDouble(nb::handle h, double* out) {
   return true;
 }
 
-PyTypeObject* tensor_type = nullptr;
-
-PyObject* NewTensorObject(Tensor t) {
-  nb::object o = nb::inst_alloc(nb::handle(reinterpret_cast<PyObject*>(tensor_type)));
-  new (nb::inst_ptr<Tensor>(o)) Tensor(std::move(t));
-  nb::inst_mark_ready(o);
-  return o.release().ptr();
-}
-
 nb::object TensorOrNone(Tensor t) {
   if (!t.defined()) return nb::none();
   return nb::steal(NewTensorObject(std::move(t)));

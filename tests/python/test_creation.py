@@ -137,3 +137,24 @@ def test_dtypes_pickle_to_themselves():
 def test_tensor_of_a_list_holding_tensors():
     t = ofl.tensor([ofl.tensor(1.5), 2.0, ofl.tensor(3.0)])
     assert t.dtype is ofl.float32 and t.tolist() == [1.5, 2.0, 3.0]
+
+
+def test_tensor_objects_are_reused_without_mixing_up_their_tensors():
+    # Freed tensor objects go back to a free list; a reused one must hold only its new tensor.
+    keep = []
+    for i in range(300):
+        t = ofl.full((2,), float(i))
+        if i % 3 == 0:
+            keep.append((i, t))
+        del t
+    for i, t in keep:
+        assert t.tolist() == [float(i), float(i)]
+    a = ofl.ones(3, requires_grad=True)
+    b = a * 2  # results of nanobind functions and of the fast paths alike
+    c = b.sum()
+    c.backward()
+    del b, c
+    assert a.grad.tolist() == [2.0, 2.0, 2.0]
+    x = ofl.zeros(2)
+    y = x.add_(1)  # an in-place method returns the object itself
+    assert y is x and x.tolist() == [1.0, 1.0]

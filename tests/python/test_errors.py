@@ -144,6 +144,22 @@ def test_python_layer_messages():
     still_works()
 
 
+def test_the_tensor_class_is_made_by_the_factories_only():
+    with pytest.raises(TypeError, match=r"cannot be constructed directly; use oneflow_lite.tensor"):
+        ofl.Tensor()
+    with pytest.raises(TypeError, match=r"cannot be constructed directly"):
+        ofl.Tensor([1.0, 2.0])
+    t = ofl.ones(2)
+    with pytest.raises(TypeError, match=r"requires_grad\(\): incompatible function arguments"):
+        t.requires_grad = "yes"
+    assert not t.requires_grad
+    with pytest.raises(AttributeError):
+        t.shape = (3,)
+    with pytest.raises(TypeError, match=r"expand_as\(\): incompatible function arguments"):
+        t.expand_as([1, 2])
+    still_works()
+
+
 def test_keyword_and_count_errors_of_the_vectorcall_calls():
     t = ofl.ones(2, 3)
     with pytest.raises(TypeError, match=r"sum\(\) got an unexpected keyword argument 'axis'"):
