@@ -47,13 +47,17 @@ PyObject* RaiseCurrent() {
 
 namespace {
 
-// *ints or one tuple/list of ints, as ArgInts does for a nanobind argument tuple.
-std::vector<int64_t> FastInts(PyObject* const* args, Py_ssize_t nargs, const char* fn,
-                              const char* arg) {
+// *ints or one tuple/list of ints, as ArgInts does for a nanobind argument tuple, in a vector the
+// thread keeps, so that a call allocates nothing for its sizes: valid until this thread's next
+// FastInts (the op it is passed to never calls back into Python).
+const std::vector<int64_t>& FastInts(PyObject* const* args, Py_ssize_t nargs, const char* fn,
+                                     const char* arg) {
+  static thread_local std::vector<int64_t> out;
   if (nargs == 1 && (PyTuple_Check(args[0]) || PyList_Check(args[0]))) {
-    return ArgIntSequence(args[0], fn, arg);
+    out = ArgIntSequence(args[0], fn, arg);
+    return out;
   }
-  std::vector<int64_t> out(static_cast<size_t>(nargs));
+  out.resize(static_cast<size_t>(nargs));
   for (Py_ssize_t i = 0; i < nargs; ++i) out[i] = ArgInt(args[i], fn, arg);
   return out;
 }
@@ -149,7 +153,7 @@ template <class M>
 PyObject* SizesMethod(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   try {
     const Tensor& t = TensorOf(self);
-    std::vector<int64_t> v = FastInts(args, nargs, M::kName, M::kArg);
+    const std::vector<int64_t>& v = FastInts(args, nargs, M::kName, M::kArg);
     ReleaseIfGlobal r(t);
     return NewTensorObject(M::Run(t, v));
   } catch (...) {
