@@ -88,17 +88,10 @@ VirtualMachine::VirtualMachine()
 }
 
 void VirtualMachine::SetWaterMarks(int64_t high, int64_t low) {
-  static_assert(kMaxHighWater <= static_cast<int64_t>(Stream::kRingCapacity / 2),
-                "a stream's ring must never fill");
-  const int64_t max_high = kMaxHighWater;
-  if (high <= 0 || low <= 0 || low >= high || high > max_high) {
-    throw InvalidArgument("set_water_marks: need 0 < low < high <= " + std::to_string(max_high) +
-                          ", got high=" + std::to_string(high) + " low=" + std::to_string(low));
-  }
+  BackPressure::CheckMarks(high, low);
   {
     std::lock_guard<std::mutex> lock(done_mu_);
-    high_water_.store(high, std::memory_order_relaxed);
-    low_water_.store(low, std::memory_order_relaxed);
+    pressure_.SetMarks(high, low);
   }
   done_cv_.notify_all();  // a blocked submitter re-checks against the new marks
 }
@@ -267,15 +260,7 @@ void VirtualMachine::Submit(SmallObjectVector<InstrRef>& batch, bool back_pressu
         instr->issue_thread = issue_thread;
       }
       ConsumeDependences(instr);
-      const int64_t submitted = submitted_.fetch_add(1, std::memory_order_seq_cst) + 1;
-      if (submitted - completed_seen_.load(std::memory_order_relaxed) >
-          peak_pending_.load(std::memory_order_relaxed)) {
-        const int64_t completed = completed_.load(std::memory_order_relaxed);
-        completed_seen_.store(completed, std::memory_order_relaxed);
-        if (submitted - completed > peak_pending_.load(std::memory_order_relaxed)) {
-          peak_pending_.store(submitted - completed, std::memory_order_relaxed);
-        }
-      }
+      pressure_.CountSubmitted();
       const bool run_here = ClaimInline(instr, on_worker);
       if (log_debug) {
         Logger().debug("[#{} {}] issued {} {} (waits for {} instruction(s) on other streams){}",
@@ -559,7 +544,7 @@ void VirtualMachine::FailLaunched(Instruction* instr, const std::string& what, b
 }
 
 void VirtualMachine::Complete(Instruction* instr) {
-  completed_.fetch_add(1, std::memory_order_relaxed);
+  pressure_.CountCompleted();
   // After this store the instruction belongs to the issuing side; the worker must not touch it.
   instr->done_.store(true, std::memory_order_seq_cst);
   if (waiters_.load(std::memory_order_seq_cst) > 0) {
@@ -606,8 +591,7 @@ void VirtualMachine::Reap(bool all, Graveyard* graveyard) {
     in_flight_.pop_front();
   }
   // An upper bound on what is in flight, without reading the workers' counter.
-  const int64_t pending =
-      submitted_.load(std::memory_order_relaxed) - completed_seen_.load(std::memory_order_relaxed);
+  const int64_t pending = pressure_.PendingBound();
   if (all || static_cast<int64_t>(in_flight_.size()) > 2 * pending + 1024) {
     // Something slow sits at the front; retire the finished ones behind it.
     std::deque<InstrRef, SmallObjectAllocator<InstrRef>> keep;

@@ -1,7 +1,7 @@
 // VirtualMachine: the process-wide scheduler. It orders submitted instructions by the blobs they
 // read and write, hands each to its stream's worker, keeps errors raised inside the VM until a wait
-// re-throws them, applies back-pressure to submitters, and owns the device registry (streams,
-// caching pools, failed devices).
+// re-throws them, holds submitters back while too much is in flight (the counters and water marks:
+// back_pressure.h), and owns the device registry (streams, caching pools, failed devices).
 #pragma once
 
 #include <atomic>
@@ -18,6 +18,7 @@
 
 #include "oneflow_lite/device.h"
 #include "vm/allocator/caching_allocator.h"
+#include "vm/back_pressure.h"
 #include "vm/device_registry.h"
 #include "vm/error_store.h"
 #include "vm/instruction.h"
@@ -154,7 +155,7 @@ class VirtualMachine {
 
   // Back-pressure marks (in-flight instructions): 0 < low < high <= kMaxHighWater (vm_config.h).
   void SetWaterMarks(int64_t high, int64_t low);
-  int64_t in_flight() const { return PendingCount(); }
+  int64_t in_flight() const { return pressure_.Pending(); }
 
   // Tracing: while on, each finished instruction leaves a TraceRecord and every pool reports its
   // allocations, frees and segment changes (PoolEventRecords). Off costs a branch per instruction.
@@ -278,22 +279,7 @@ class VirtualMachine {
   std::deque<InstrRef, SmallObjectAllocator<InstrRef>> in_flight_;
   std::atomic<uint64_t> next_instr_id_{1};
   std::atomic<uint64_t> next_blob_id_{1};
-  // In flight = submitted - completed. Each counter is written by one side only (submitters under
-  // the submit lock, workers on completion) and lives on its own cache line, so the per-op path
-  // does not bounce a shared counter between the issuing core and the worker's.
-  int64_t PendingCount() const {
-    return submitted_.load(std::memory_order_seq_cst) - completed_.load(std::memory_order_seq_cst);
-  }
-  alignas(64) std::atomic<int64_t> submitted_{0};
-  // The completed count the submitters last read; refreshed only when the cheap estimate
-  // submitted_ - completed_seen_ says the water mark or the peak may have been crossed.
-  std::atomic<int64_t> completed_seen_{0};
-  std::atomic<int64_t> peak_pending_{0};
-  alignas(64) std::atomic<int64_t> completed_{0};
-  // Changed at run time by SetWaterMarks while submitters read them; on a line of their own, not
-  // completed_'s, which the workers write.
-  alignas(64) std::atomic<int64_t> high_water_{0};
-  std::atomic<int64_t> low_water_{0};
+  BackPressure pressure_;
 
   // Completion wake-ups for waiters that stopped spinning.
   alignas(64) std::atomic<int32_t> waiters_{0};

@@ -113,11 +113,11 @@ void VirtualMachine::AtExit() {
 }
 
 bool VirtualMachine::DrainWhileProgressing(int64_t stall_ns) {
-  int64_t last = PendingCount();
+  int64_t last = pressure_.Pending();
   int64_t last_change = NowNs();
   while (last > 0) {
     std::this_thread::sleep_for(std::chrono::microseconds(200));
-    const int64_t now = PendingCount();
+    const int64_t now = pressure_.Pending();
     if (now != last) {
       last = now;
       last_change = NowNs();
@@ -135,7 +135,7 @@ void VirtualMachine::Shutdown() {
   const bool drained = DrainWhileProgressing(exit_stall_ns_.load());
   if (!drained) {
     Logger().warn("exiting with {} instruction(s) still in flight that made no progress",
-                  PendingCount());
+                  pressure_.Pending());
   }
   closing_.store(true);  // before shut_down_: whoever sees the flag also takes the slow paths
   if (shut_down_.exchange(true)) return;  // a second call (the exit hook after ofl::shutdown)

@@ -22,13 +22,8 @@ class VmTesting {
     VirtualMachine::Get().inline_bytes_.store(bytes, std::memory_order_relaxed);
   }
   // The most instructions in flight at once since the VM started (or the last reset).
-  static int64_t peak_in_flight() {
-    return VirtualMachine::Get().peak_pending_.load(std::memory_order_relaxed);
-  }
-  static void ResetPeakInFlight() {
-    VirtualMachine& vm = VirtualMachine::Get();
-    vm.peak_pending_.store(vm.in_flight());
-  }
+  static int64_t peak_in_flight() { return VirtualMachine::Get().pressure_.peak(); }
+  static void ResetPeakInFlight() { VirtualMachine::Get().pressure_.ResetPeak(); }
   // Op calls run by TryRunOpDirect, and reads done by TryReadDirect, since the VM started.
   static int64_t direct_runs() {
     return VirtualMachine::Get().direct_runs_.load(std::memory_order_relaxed);

@@ -96,29 +96,19 @@ bool VirtualMachine::WaitWithProgress(Ready&& ready) {
 }
 
 void VirtualMachine::WaitForCapacity() {
-  const int64_t high = high_water_.load(std::memory_order_relaxed);
-  if (submitted_.load(std::memory_order_relaxed) - completed_seen_.load(std::memory_order_relaxed) <
-      high) {
-    return;
-  }
-  completed_seen_.store(completed_.load(std::memory_order_relaxed), std::memory_order_relaxed);
-  if (PendingCount() < high) return;
+  if (!pressure_.Full()) return;
   // A callback or kernel issuing work: the backlog may be queued behind the instruction it runs.
   if (RunningInstruction()) return;
   bool drained;
   {
     WaitHookScope hooks;  // Submit calls this before it takes submit_mu_
-    drained = WaitWithProgress([&] {
-      return PendingCount() <= low_water_.load(std::memory_order_relaxed) || shut_down_.load();
-    });
+    drained = WaitWithProgress([&] { return pressure_.Eased() || shut_down_.load(); });
   }
   if (drained) return;
   std::string msg;
   {
     std::lock_guard<SubmitMutex> lock(submit_mu_);
-    msg = "VM hang: a submission waited for back-pressure to ease (" +
-          std::to_string(PendingCount()) + " instruction(s) in flight, high-water mark " +
-          std::to_string(high_water_.load()) + ", resumes at " + std::to_string(low_water_.load()) +
+    msg = "VM hang: a submission waited for back-pressure to ease (" + pressure_.Describe() +
           ") but no instruction completed anywhere in the VM " + "for " +
           Seconds(wait_timeout_ns_.load()) +
           " s (OFL_VM_TIMEOUT_SECONDS). The call that submitted was not run.\n" +
@@ -202,9 +192,7 @@ void VirtualMachine::DrainDevice(const Device& device) {
   }
 }
 
-uint64_t VirtualMachine::CompletedCount() {
-  return static_cast<uint64_t>(completed_.load(std::memory_order_seq_cst));
-}
+uint64_t VirtualMachine::CompletedCount() { return pressure_.Completed(); }
 
 std::string VirtualMachine::DescribePending(const Instruction* waited) {
   constexpr size_t kMaxListed = 32;
