@@ -458,6 +458,11 @@ bool ProcessGroupInitialized() { return GetState().initialized; }
 int WorldRank() { return GetState().rank; }
 int WorldSize() { return GetState().size; }
 
+int NodeLocalRank() {
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  return local != nullptr ? std::atoi(local) : WorldRank();
+}
+
 void FinalizeProcessGroup() {
   State& s = GetState();
   std::lock_guard<std::mutex> lock(s.mu);

@@ -36,6 +36,9 @@ bool ProcessGroupInitialized();
 // This process's world rank and the world size: 0 and 1 before InitProcessGroup or without MPI.
 int WorldRank();
 int WorldSize();
+// This process's rank on its node (OMPI_COMM_WORLD_LOCAL_RANK, MPI's own variable; the world rank
+// without it): the device entries pick each rank's device by it (its GPU, its sim device).
+int NodeLocalRank();
 // Frees the communicators and, when InitProcessGroup initialised MPI, finalises it. Idempotent;
 // collectives afterwards throw Error. Called by ofl::shutdown after the streams stopped.
 void FinalizeProcessGroup();

@@ -14,7 +14,6 @@
 //   4. copy_async(kHostToDevice) of the result into the outputs, waited for the same way before the
 //      host buffers are freed.
 // Each rank uses the sim device of its node-local rank, as cuda placements use GPUs.
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -157,8 +156,7 @@ class SimCollectives final : public DeviceCollectives {
   // without it) modulo the sim devices, as cuda placements pick GPUs.
   Device LocalDevice() const override {
     static const int index = [] {
-      const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-      const int r = local != nullptr ? std::atoi(local) : WorldRank();
+      const int r = NodeLocalRank();
       const int n = device_count(DeviceType::kSim);
       return n > 0 ? r % n : 0;
     }();
