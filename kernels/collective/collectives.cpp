@@ -458,6 +458,11 @@ bool ProcessGroupInitialized() { return GetState().initialized; }
 int WorldRank() { return GetState().rank; }
 int WorldSize() { return GetState().size; }
 
+int NodeLocalRank() {
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  return local != nullptr ? std::atoi(local) : WorldRank();
+}
+
 void FinalizeProcessGroup() {
   State& s = GetState();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -512,14 +517,14 @@ void AllGatherV(const void* send, int64_t send_count, void* recv,
 }
 
 void AllReduceSum(const void* send, void* recv, int64_t count, DType dtype,
-                  const std::vector<int>& ranks) {
+                  const std::vector<int>& ranks, int channel) {
   Call call{"AllReduceSum", ranks, dtype, count};
   CheckPlacement(call);
   CheckCount(call, "count", count);
   if (ranks.size() == 1) return LocalCopy(recv, send, count, dtype);
   if (count == 0) return;
 #ifdef OFL_WITH_MPI
-  const MPI_Comm comm = GetComm(call);
+  const MPI_Comm comm = GetComm(call, channel);
   const void* in = send == recv ? MPI_IN_PLACE : send;
   std::unique_lock<std::mutex> lock = SerializeMpi();
   CheckMpi(MPI_Allreduce(in, recv, static_cast<int>(count), MoveType(dtype), SumOp(dtype), comm),
@@ -528,7 +533,7 @@ void AllReduceSum(const void* send, void* recv, int64_t count, DType dtype,
 }
 
 void ReduceScatterSum(const void* send, void* recv, const std::vector<int64_t>& counts, DType dtype,
-                      const std::vector<int>& ranks) {
+                      const std::vector<int>& ranks, int channel) {
   Call call{"ReduceScatterSum", ranks, dtype};
   call.counts = &counts;
   const int me = CheckPlacement(call);
@@ -536,7 +541,7 @@ void ReduceScatterSum(const void* send, void* recv, const std::vector<int64_t>& 
   if (ranks.size() == 1) return LocalCopy(recv, send, counts[me], dtype);
   if (total == 0) return;
 #ifdef OFL_WITH_MPI
-  const MPI_Comm comm = GetComm(call);
+  const MPI_Comm comm = GetComm(call, channel);
   const MPI_Datatype type = MoveType(dtype);
   const MPI_Op op = SumOp(dtype);
   if (AllEqual(counts)) {
@@ -554,7 +559,7 @@ void ReduceScatterSum(const void* send, void* recv, const std::vector<int64_t>& 
 void AllToAllV(const void* send, const std::vector<int64_t>& send_counts,
                const std::vector<int64_t>& send_displs, void* recv,
                const std::vector<int64_t>& recv_counts, const std::vector<int64_t>& recv_displs,
-               DType dtype, const std::vector<int>& ranks) {
+               DType dtype, const std::vector<int>& ranks, int channel) {
   Call call{"AllToAllV", ranks, dtype};
   call.counts_name = "send_counts";
   call.counts = &send_counts;
@@ -580,7 +585,7 @@ void AllToAllV(const void* send, const std::vector<int64_t>& send_counts,
                      static_cast<const char*>(send) + send_displs[me] * es, send_counts[me], dtype);
   }
 #ifdef OFL_WITH_MPI
-  const MPI_Comm comm = GetComm(call);
+  const MPI_Comm comm = GetComm(call, channel);
   const MPI_Datatype type = MoveType(dtype);
   const std::vector<int> sc = ToInt(send_counts), sd = ToInt(send_displs);
   const std::vector<int> rc = ToInt(recv_counts), rd = ToInt(recv_displs);
@@ -590,8 +595,8 @@ void AllToAllV(const void* send, const std::vector<int64_t>& send_counts,
 #endif
 }
 
-void Broadcast(void* buf, int64_t count, DType dtype, int root_index,
-               const std::vector<int>& ranks) {
+void Broadcast(void* buf, int64_t count, DType dtype, int root_index, const std::vector<int>& ranks,
+               int channel) {
   Call call{"Broadcast", ranks, dtype, count};
   CheckPlacement(call);
   CheckCount(call, "count", count);
@@ -601,7 +606,7 @@ void Broadcast(void* buf, int64_t count, DType dtype, int root_index,
   }
   if (ranks.size() == 1 || count == 0) return;
 #ifdef OFL_WITH_MPI
-  const MPI_Comm comm = GetComm(call);
+  const MPI_Comm comm = GetComm(call, channel);
   std::unique_lock<std::mutex> lock = SerializeMpi();
   CheckMpi(MPI_Bcast(buf, static_cast<int>(count), MoveType(dtype), root_index, comm), "MPI_Bcast",
            &call);

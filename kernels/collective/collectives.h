@@ -36,6 +36,9 @@ bool ProcessGroupInitialized();
 // This process's world rank and the world size: 0 and 1 before InitProcessGroup or without MPI.
 int WorldRank();
 int WorldSize();
+// This process's rank on its node (OMPI_COMM_WORLD_LOCAL_RANK, MPI's own variable; the world rank
+// without it): the device entries pick each rank's device by it (its GPU, its sim device).
+int NodeLocalRank();
 // Frees the communicators and, when InitProcessGroup initialised MPI, finalises it. Idempotent;
 // collectives afterwards throw Error. Called by ofl::shutdown after the streams stopped.
 void FinalizeProcessGroup();
@@ -67,12 +70,14 @@ CollectiveChecksSetting AgreeOnCollectiveChecks(const std::vector<int>& per_rank
 // communicator. One member: {status}, with no message.
 std::vector<int> GatherStatus(int status, const std::vector<int>& ranks, int channel);
 
-// The channel of the collective stream of `device`: 0 for the CPU's (the data collectives' own
-// communicators), 1 + index for a GPU's, whose worker makes its MPI calls (status exchanges, NCCL's
-// set-up, OFL_CHECK_COLLECTIVES's check) on communicators of its own.
-inline int CollectiveChannel(const Device& device) {
-  return device.type() == DeviceType::kCPU ? 0 : 1 + device.index();
-}
+// The channel of the collective streams of a device type: 0 for the CPU's (the data collectives'
+// own communicators), the type's number for another type (cuda 1, sim 2), whose collective
+// stream's worker makes its MPI calls (status exchanges, NCCL's set-up, OFL_CHECK_COLLECTIVES's
+// check, the sim's staged data) on communicators of its own. By type, not by device: the ranks of
+// a placement use devices of different indices (each its node-local one), and must meet on the
+// same communicator; a process uses one device of each type for its placements.
+inline int CollectiveChannel(DeviceType type) { return static_cast<int>(type); }
+inline int CollectiveChannel(const Device& device) { return CollectiveChannel(device.type()); }
 
 // recv (sum(counts) elements) = the concatenation over ranks of each rank's `send`
 // (counts[i] elements from ranks[i]); send_count must equal counts[my index]. `channel` as for
@@ -81,20 +86,21 @@ void AllGatherV(const void* send, int64_t send_count, void* recv,
                 const std::vector<int64_t>& counts, DType dtype, const std::vector<int>& ranks,
                 int channel = 0);
 // recv (count elements) = the element-wise sum over ranks of `send`. send == recv is allowed.
+// `channel` here and below as for AllGatherV.
 void AllReduceSum(const void* send, void* recv, int64_t count, DType dtype,
-                  const std::vector<int>& ranks);
+                  const std::vector<int>& ranks, int channel = 0);
 // The element-wise sum over ranks of `send` (sum(counts) elements), of which this rank receives
 // the slice [sum(counts[0..i)), +counts[i]) into recv, i = its index.
 void ReduceScatterSum(const void* send, void* recv, const std::vector<int64_t>& counts, DType dtype,
-                      const std::vector<int>& ranks);
+                      const std::vector<int>& ranks, int channel = 0);
 // MPI_Alltoallv: send_counts[j] elements from send + send_displs[j] go to ranks[j], which
 // receives them at recv + recv_displs[i] (recv_counts[i] elements from ranks[i]).
 void AllToAllV(const void* send, const std::vector<int64_t>& send_counts,
                const std::vector<int64_t>& send_displs, void* recv,
                const std::vector<int64_t>& recv_counts, const std::vector<int64_t>& recv_displs,
-               DType dtype, const std::vector<int>& ranks);
+               DType dtype, const std::vector<int>& ranks, int channel = 0);
 // buf (count elements) on every rank = buf of ranks[root_index].
-void Broadcast(void* buf, int64_t count, DType dtype, int root_index,
-               const std::vector<int>& ranks);
+void Broadcast(void* buf, int64_t count, DType dtype, int root_index, const std::vector<int>& ranks,
+               int channel = 0);
 
 }  // namespace ofl::kernels::collective

@@ -1,7 +1,9 @@
 // The collectives of global tensors over the memory of one device type: an entry per device type
 // that placements may name, registered from its own file with OFL_REGISTER_DEVICE_COLLECTIVES. MPI
 // moves host memory for cpu placements (mpi_device_collectives.cpp, over collectives.h); NCCL
-// moves GPU memory for cuda placements (nccl_device_collectives.cpp, over nccl_collectives.h).
+// moves GPU memory for cuda placements (nccl_device_collectives.cpp, over nccl_collectives.h); MPI
+// moves the simulated accelerator's memory for sim placements through host staging buffers, which
+// the sim's own copies fill and empty on the collective stream (sim_device_collectives.cpp).
 // Boxing (oneflow_lite/functional/boxing.cpp) calls through an entry and never asks which device
 // it has. The contracts of the calls are collectives.h's, on buffers of the entry's device; each
 // call runs on the collective stream of `device` (its native stream `stream`).

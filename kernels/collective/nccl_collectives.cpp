@@ -103,8 +103,9 @@ std::string Where(const char* name, const std::vector<int>& ranks, int device) {
   return std::string(name) + " over ranks " + Join(ranks) + " on cuda:" + std::to_string(device);
 }
 
-// The MPI channel of the device's collective stream: CollectiveChannel of cuda:device.
-int Channel(int device) { return 1 + device; }
+// The MPI channel of the GPUs' collective streams: CollectiveChannel of cuda (every GPU's, so that
+// ranks on GPUs of different indices meet on one communicator).
+int Channel(int /*device*/) { return CollectiveChannel(DeviceType::kCUDA); }
 
 int IndexOf(const std::vector<int>& ranks, const std::string& where) {
   const int me = WorldRank();

@@ -1,6 +1,5 @@
 // cuda placements: global tensors' collectives over GPU memory with NCCL (nccl_collectives.h), on
 // the GPU's collective stream. Each rank uses the GPU of its node-local rank.
-#include <cstdlib>
 #include <string>
 
 #include "kernels/collective/collectives.h"
@@ -31,8 +30,7 @@ class NcclCollectives final : public DeviceCollectives {
   // it) modulo the GPUs present.
   Device LocalDevice() const override {
     static const int index = [] {
-      const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-      const int r = local != nullptr ? std::atoi(local) : WorldRank();
+      const int r = NodeLocalRank();
       const int n = device_count(DeviceType::kCUDA);
       return n > 0 ? r % n : 0;
     }();

@@ -18,9 +18,10 @@
 // The price is one small exchange per collective, failures or not: nothing can know without an
 // exchange whether another rank failed. It is latency-bound (a few microseconds between processes
 // of one node), small beside a boxing's data movement and the instruction around it. A collective
-// on a GPU stream (NCCL) makes it over MPI on the host, on a communicator of its own per device
-// (the channel), so it never interleaves with the host collective stream's MPI calls; it makes
-// that stream's worker wait for the other ranks to reach the collective before it enqueues it.
+// on a device's stream (NCCL on a GPU, the sim's staged MPI) makes it over MPI on the host, on a
+// communicator of its own per device type (the channel), so it never interleaves with the host
+// collective stream's MPI calls; it makes that stream's worker wait for the other ranks to reach
+// the collective before it enqueues it.
 // For the same reason a hang report never cancels a queued collective: it still runs when its
 // turn comes.
 #pragma once

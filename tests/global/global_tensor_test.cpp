@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "global_test_util.h"
 #include "oneflow_lite/oneflow_lite.h"
 #include "ops/sbp_rules.h"
+#include "tests/functional/host_memory_backend.h"
 #include "vm/virtual_machine.h"
 #include "vm/vm_testing.h"
 
@@ -188,9 +190,18 @@ TEST(GlobalTensorTest, BadCallsAreClearErrorsOnEveryRankAndLeaveTheRuntimeWorkin
                     Sbp::broadcast());
       },
       {"empty", "rank " + std::to_string(world_size()), "outside the world"});
+  // A device type of the program's own has a backend but no collectives.
+  static const bool registered = [] {
+    register_device_backend("nocollectives", std::make_shared<HostMemoryBackend>());
+    return true;
+  }();
+  (void)registered;
   ExpectInvalid(
-      [&] { (void)empty(Shape({4}), DType::kFloat32, Placement("sim", {0}), Sbp::broadcast()); },
-      {"empty", "sim", "not supported for global tensors", "cuda placements"});
+      [&] {
+        (void)empty(Shape({4}), DType::kFloat32, Placement("nocollectives", {0}), Sbp::broadcast());
+      },
+      {"empty", "device type 'nocollectives' is not supported for global tensors",
+       "cpu placements move host memory with MPI", "cuda placements", "sim placements"});
   ExpectInvalid([] { (void)tensor<float>({1}, Shape({1}), Device("cpu")).placement(); },
                 {"placement", "local"});
   // Shards that do not fit together: every rank sees every shape, so every rank throws.
