@@ -147,6 +147,24 @@ void StageOnEveryRank(const char* op, const std::vector<int>& ranks, const Devic
   }
 }
 
+// The host buffers of a collective with an input and a separate output: `send_bytes` from `send`
+// staged on every rank (StageOnEveryRank), and `recv_bytes` for the result.
+struct HostInOut {
+  char* send;
+  char* recv;
+};
+HostInOut StageInOut(const char* op, const std::vector<int>& ranks, const Device& device,
+                     Staging& s, const void* send, size_t send_bytes, size_t recv_bytes) {
+  HostInOut host{nullptr, nullptr};
+  StageOnEveryRank(op, ranks, device, [&] {
+    host.send = s.Buffer(send_bytes);
+    host.recv = s.Buffer(recv_bytes);
+    s.ToHost(host.send, send, send_bytes);
+    s.Wait();
+  });
+  return host;
+}
+
 class SimCollectives final : public DeviceCollectives {
  public:
   const char* description() const override {
@@ -174,17 +192,10 @@ class SimCollectives final : public DeviceCollectives {
     const size_t recv_bytes =
         Bytes(op, ranks, device, "the sum of counts", Sum(op, ranks, device, counts), dtype);
     Staging s(device, stream);
-    char* host_send = nullptr;
-    char* host_recv = nullptr;
-    StageOnEveryRank(op, ranks, device, [&] {
-      host_send = s.Buffer(send_bytes);
-      host_recv = s.Buffer(recv_bytes);
-      s.ToHost(host_send, send, send_bytes);
-      s.Wait();
-    });
-    collective::AllGatherV(host_send, send_count, host_recv, counts, dtype, ranks,
+    const HostInOut host = StageInOut(op, ranks, device, s, send, send_bytes, recv_bytes);
+    collective::AllGatherV(host.send, send_count, host.recv, counts, dtype, ranks,
                            CollectiveChannel(device));
-    s.ToDevice(recv, host_recv, recv_bytes);
+    s.ToDevice(recv, host.recv, recv_bytes);
     s.Wait();
   }
 
@@ -219,17 +230,10 @@ class SimCollectives final : public DeviceCollectives {
         Bytes(op, ranks, device, "the sum of counts", Sum(op, ranks, device, counts), dtype);
     const size_t recv_bytes = Bytes(op, ranks, device, "counts[me]", counts[me], dtype);
     Staging s(device, stream);
-    char* host_send = nullptr;
-    char* host_recv = nullptr;
-    StageOnEveryRank(op, ranks, device, [&] {
-      host_send = s.Buffer(send_bytes);
-      host_recv = s.Buffer(recv_bytes);
-      s.ToHost(host_send, send, send_bytes);
-      s.Wait();
-    });
-    collective::ReduceScatterSum(host_send, host_recv, counts, dtype, ranks,
+    const HostInOut host = StageInOut(op, ranks, device, s, send, send_bytes, recv_bytes);
+    collective::ReduceScatterSum(host.send, host.recv, counts, dtype, ranks,
                                  CollectiveChannel(device));
-    s.ToDevice(recv, host_recv, recv_bytes);
+    s.ToDevice(recv, host.recv, recv_bytes);
     s.Wait();
   }
 
