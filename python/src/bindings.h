@@ -60,7 +60,7 @@ class ReleaseIfGlobal {
 // The Python class Tensor (tensor_object.cpp): a plain CPython type whose objects hold the Tensor
 // handle inline, made once by MakeTensorType. It is not a nanobind class: nanobind functions take
 // and return tensors through the type caster at the end of this file, so making and freeing a
-// tensor object costs no lookup table of nanobind's (the hot paths' figures: docs/python.md).
+// tensor object costs no lookup table of nanobind's (docs/benchmarks.md, "From Python").
 struct TensorObject {
   PyObject_HEAD Tensor value;
 };
