@@ -32,6 +32,10 @@ namespace ofl::vm {
 class Instruction;
 class VirtualMachine;
 
+// kCompute runs ops; kHost2Device and kDevice2Host the copies between host and device memory.
+// kAux is a side stream of the device that no op uses: work given to it by hand (a callback, a
+// copy) runs beside the compute stream rather than queued behind it (the trace tool's fan-out
+// workload; the tests of cross-stream dependences, poisoning and inline runs).
 // kCollective: the stream that runs a process's collectives (global tensors' boxing) in issue
 // order, so every rank calls them in the same order.
 enum class StreamRole { kCompute, kHost2Device, kDevice2Host, kAux, kCollective };
