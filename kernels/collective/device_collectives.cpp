@@ -5,9 +5,16 @@
 #include <algorithm>
 #include <array>
 
+#include "kernels/collective/collectives.h"
 #include "oneflow_lite/error.h"
 
 namespace ofl::kernels::collective {
+
+Device NodeLocalDevice(DeviceType type) {
+  const int n = device_count(type);
+  return Device(type, n > 0 ? NodeLocalRank() % n : 0);
+}
+
 namespace {
 
 struct Entry {

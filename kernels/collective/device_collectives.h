@@ -63,6 +63,10 @@ class DeviceCollectives {
                          NativeStream stream) const = 0;
 };
 
+// The device of `type` for this rank's node-local index (collective::NodeLocalRank) modulo the
+// devices of the type present (index 0 when there are none): each rank's own GPU, its own sim.
+Device NodeLocalDevice(DeviceType type);
+
 // The entry of `type`; null when global tensors do not support the type.
 const DeviceCollectives* FindDeviceCollectives(DeviceType type);
 // "cpu placements move host memory with MPI, cuda placements device memory with NCCL".

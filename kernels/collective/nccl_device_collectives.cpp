@@ -29,12 +29,8 @@ class NcclCollectives final : public DeviceCollectives {
   // The GPU of this rank's node-local index (OMPI_COMM_WORLD_LOCAL_RANK; the world rank without
   // it) modulo the GPUs present.
   Device LocalDevice() const override {
-    static const int index = [] {
-      const int r = NodeLocalRank();
-      const int n = device_count(DeviceType::kCUDA);
-      return n > 0 ? r % n : 0;
-    }();
-    return Device(DeviceType::kCUDA, index);
+    static const Device device = NodeLocalDevice(DeviceType::kCUDA);
+    return device;
   }
   void CheckSum(const char* op, DType dtype) const override { NcclCheckSum(op, dtype); }
   bool host_accessible() const override { return false; }

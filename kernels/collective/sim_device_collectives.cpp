@@ -173,12 +173,8 @@ class SimCollectives final : public DeviceCollectives {
   // The sim device of this rank's node-local index (OMPI_COMM_WORLD_LOCAL_RANK; the world rank
   // without it) modulo the sim devices, as cuda placements pick GPUs.
   Device LocalDevice() const override {
-    static const int index = [] {
-      const int r = NodeLocalRank();
-      const int n = device_count(DeviceType::kSim);
-      return n > 0 ? r % n : 0;
-    }();
-    return Device(DeviceType::kSim, index);
+    static const Device device = NodeLocalDevice(DeviceType::kSim);
+    return device;
   }
   // S(i) -> S(j) goes through broadcast; S -> P through the host (boxing.cpp).
   bool has_all_to_all() const override { return false; }
