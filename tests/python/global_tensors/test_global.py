@@ -1,7 +1,9 @@
 """Global tensors from Python, under 1 rank (the plain pytest run) and under mpiexec with 2 and
-4 ranks (tools/ofl.sh): every boxing pair between split(0), split(1), broadcast and partial_sum,
-to_local, the placement and sbp objects, and gradients refused with the C++ message on every
-rank alike."""
+4 ranks (tools/ofl.sh): every boxing pair between split(0), split(1), broadcast and partial_sum on
+cpu and sim placements, to_local, the placement and sbp objects, and gradients refused with the C++
+message on every rank alike."""
+
+import os
 
 import numpy as np
 import pytest
@@ -12,6 +14,10 @@ ofl.init_distributed()
 N = ofl.world_size()
 R = ofl.rank()
 PLACEMENT = ofl.placement("cpu", ranks=list(range(N)))
+SIM_PLACEMENT = ofl.placement("sim", ranks=list(range(N)))
+# A sim placement's shards live on the sim device of each rank's node-local rank.
+LOCAL_RANK = int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", R))
+MY_SIM = ofl.device("sim", LOCAL_RANK % ofl.device_count("sim"))
 SBPS = [ofl.sbp.split(0), ofl.sbp.split(1), ofl.sbp.broadcast, ofl.sbp.partial_sum]
 
 
@@ -19,12 +25,13 @@ def logical():
     return np.arange(4 * N * 3, dtype=np.float32).reshape(4 * N, 3) + 1
 
 
-def make_global(sbp):
+def make_global(sbp, placement=PLACEMENT):
     """A global tensor of logical() laid out as `sbp`: built from broadcast, so every rank holds
     the same values before the layout."""
-    return ofl.tensor(logical()).to_global(placement=PLACEMENT, sbp=ofl.sbp.broadcast).to_global(
-        placement=PLACEMENT, sbp=sbp
-    )
+    device = MY_SIM if placement == SIM_PLACEMENT else "cpu"
+    return ofl.tensor(logical(), device=device).to_global(
+        placement=placement, sbp=ofl.sbp.broadcast
+    ).to_global(placement=placement, sbp=sbp)
 
 
 def test_rank_and_world():
@@ -39,17 +46,19 @@ def test_placement_and_sbp_objects():
     assert repr(ofl.sbp.broadcast) == "oneflow_lite.sbp.broadcast"
 
 
+@pytest.mark.parametrize("placement", [PLACEMENT, SIM_PLACEMENT], ids=["cpu", "sim"])
 @pytest.mark.parametrize("src", SBPS, ids=repr)
 @pytest.mark.parametrize("dst", SBPS, ids=repr)
-def test_boxing_pairs(src, dst):
-    t = make_global(src)
-    assert t.is_global and t.sbp == (src,) and t.placement == PLACEMENT
+def test_boxing_pairs(src, dst, placement):
+    t = make_global(src, placement)
+    assert t.is_global and t.sbp == (src,) and t.placement == placement
     assert t.shape == (4 * N, 3)
-    u = t.to_global(placement=PLACEMENT, sbp=dst)
+    u = t.to_global(placement=placement, sbp=dst)
     assert u.sbp == (dst,)
     np.testing.assert_array_equal(u.numpy(), logical())
     local = u.to_local()
     assert not local.is_global
+    assert local.device == (MY_SIM if placement == SIM_PLACEMENT else ofl.device("cpu"))
     if dst == ofl.sbp.split(0):
         np.testing.assert_array_equal(local.numpy(), logical()[4 * R : 4 * R + 4])
     elif dst == ofl.sbp.broadcast:
@@ -83,3 +92,12 @@ def test_bad_sbp_types():
         ofl.ones(2).to_global(placement=PLACEMENT, sbp="B")
     with pytest.raises(TypeError, match="ranks"):
         ofl.placement("cpu", ranks=0)
+
+
+def test_a_sim_placement_needs_each_ranks_own_sim_device():
+    other = ofl.device("sim", (MY_SIM.index + 1) % ofl.device_count("sim"))
+    if other == MY_SIM:
+        pytest.skip("one sim device")
+    with pytest.raises(ofl.InvalidArgument, match="needs this rank's tensors on sim:"):
+        ofl.tensor([1.0], device=other).to_global(placement=SIM_PLACEMENT, sbp=ofl.sbp.broadcast)
+    np.testing.assert_array_equal(make_global(ofl.sbp.split(0), SIM_PLACEMENT).numpy(), logical())
