@@ -18,20 +18,10 @@ namespace {
 
 constexpr int kFailing = 1;  // the rank whose part fails
 
-// Restores the VM's hang timeout (shortened so that a collective left unpaired fails the test
-// with a hang report instead of hanging the suite) and disarms the injected fault.
-class CollectiveFailureTest : public ::testing::Test {
+// Disarms the injected fault after each test.
+class CollectiveFailureTest : public OneRankFailsTest {
  protected:
-  void SetUp() override {
-    if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
-    saved_timeout_ = vm::VirtualMachine::Get().wait_timeout();
-    vm::VmTesting::SetWaitTimeout(60);
-  }
-  void TearDown() override {
-    if (world_size() < 2) return;
-    Pool()->SetFailAt(0);
-    vm::VmTesting::SetWaitTimeout(saved_timeout_);
-  }
+  void Disarm() override { Pool()->SetFailAt(0); }
   static vm::CachingAllocator* Pool() {
     return vm::VirtualMachine::Get().devices().GetAllocator(Device("cpu"));
   }
@@ -60,8 +50,6 @@ class CollectiveFailureTest : public ::testing::Test {
             .to_global(p, Sbp::partial_sum());
     EXPECT_EQ(partial.to_global(p, Sbp::broadcast()).to_local().to_vector<float>(), logical);
   }
-
-  double saved_timeout_ = 0;
 };
 
 TEST_F(CollectiveFailureTest, AnOutputOneRankCannotAllocateFailsTheCollectiveOnEveryRank) {

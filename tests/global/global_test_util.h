@@ -13,8 +13,32 @@
 #include "oneflow_lite/oneflow_lite.h"
 #include "ops/sbp_rules.h"
 #include "tests/ops/ops_test_util.h"
+#include "vm/virtual_machine.h"
+#include "vm/vm_testing.h"
 
 namespace ofl::testing {
+
+// The fixture of tests where a collective's part fails on one rank: skipped with fewer than 2
+// ranks; the VM's hang timeout is 60 s during the test (so that a collective left unpaired fails
+// with a hang report instead of hanging the suite) and restored after, once Disarm() has undone
+// the test's injected faults.
+class OneRankFailsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+    saved_timeout_ = vm::VirtualMachine::Get().wait_timeout();
+    vm::VmTesting::SetWaitTimeout(60);
+  }
+  void TearDown() override {
+    if (world_size() < 2) return;
+    Disarm();
+    vm::VmTesting::SetWaitTimeout(saved_timeout_);
+  }
+  virtual void Disarm() {}
+
+ private:
+  double saved_timeout_ = 0;
+};
 
 inline Placement World() {
   std::vector<int> ranks;

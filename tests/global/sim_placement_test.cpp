@@ -230,20 +230,12 @@ TEST(SimPlacementTest, BadCallsAreTheSameErrorOnEveryRank) {
 
 constexpr int kFailing = 1;  // the rank whose part fails
 
-// Restores the hang timeout (shortened, so that a collective left unpaired fails with a hang
-// report instead of hanging the suite) and the injected faults.
-class SimCollectiveFailureTest : public ::testing::Test {
+// Lifts the pool's limit and clears the sim's injected faults after each test.
+class SimCollectiveFailureTest : public OneRankFailsTest {
  protected:
-  void SetUp() override {
-    if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
-    saved_timeout_ = vm::VirtualMachine::Get().wait_timeout();
-    vm::VmTesting::SetWaitTimeout(60);
-  }
-  void TearDown() override {
-    if (world_size() < 2) return;
+  void Disarm() override {
     Pool()->SetLimit(0);
     kernels::sim::SimBackend::Instance().ClearFaults();
-    vm::VmTesting::SetWaitTimeout(saved_timeout_);
   }
   static vm::CachingAllocator* Pool() {
     return vm::VirtualMachine::Get().devices().GetAllocator(MySim());
@@ -279,8 +271,6 @@ class SimCollectiveFailureTest : public ::testing::Test {
             .to_global(p, Sbp::partial_sum());
     EXPECT_EQ(partial.to_global(p, Sbp::broadcast()).to_local().to_vector<float>(), logical);
   }
-
-  double saved_timeout_ = 0;
 };
 
 TEST_F(SimCollectiveFailureTest, AnOutputOneRankCannotAllocateFailsTheCollectiveOnEveryRank) {
