@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "oneflow_lite/settings.h"
+#include "tests/common/scoped_env.h"
 
 namespace ofl::settings {
 namespace {
@@ -145,17 +146,14 @@ TEST(SettingsTest, ANameNotInTheTableOrReadAsAnotherTypeIsAProgrammingError) {
 TEST(SettingsTest, WithoutAListABadValueIsLoggedOncePerProcess) {
   // A value no other test sets: what Report() has seen before in this process is not repeated.
   const char* name = "OFL_CUDA_HOST_WIDE_INDEX";
-  const char* old = std::getenv(name);
-  const std::string saved = old != nullptr ? old : "";
-  setenv(name, "twice", 1);
-  ::testing::internal::CaptureStderr();
-  const bool first = Flag(name);
-  const bool second = Reader().Flag(name);
-  const std::string err = ::testing::internal::GetCapturedStderr();
-  if (old != nullptr) {
-    setenv(name, saved.c_str(), 1);
-  } else {
-    unsetenv(name);
+  bool first = true, second = true;
+  std::string err;
+  {
+    ::ofl::testing::ScopedEnv env(name, "twice");
+    ::testing::internal::CaptureStderr();
+    first = Flag(name);
+    second = Reader().Flag(name);
+    err = ::testing::internal::GetCapturedStderr();
   }
   EXPECT_FALSE(first);
   EXPECT_FALSE(second);

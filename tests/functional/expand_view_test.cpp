@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/common/scoped_env.h"
 #include "tests/functional/functional_test_util.h"
 
 namespace ofl::testing {
@@ -166,9 +167,7 @@ TEST(ExpandValuesTest, LargeExpandThenContiguous) {
 // process (the threadsafe style re-runs this binary): the setting is read once.
 TEST(ExpandSettingDeathTest, BadDisableViewValueWarnsAndExpandStaysAView) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  const char* old = std::getenv("OFL_DISABLE_VIEW");
-  const std::string saved = old != nullptr ? old : "";
-  setenv("OFL_DISABLE_VIEW", "yes", 1);
+  ScopedEnv env("OFL_DISABLE_VIEW", "yes");
   EXPECT_EXIT(
       {
         const Tensor x = ofl::tensor<float>({1, 2, 3}, Shape({3, 1}), Device("cpu"));
@@ -177,11 +176,6 @@ TEST(ExpandSettingDeathTest, BadDisableViewValueWarnsAndExpandStaysAView) {
       },
       ::testing::ExitedWithCode(0),
       "OFL_DISABLE_VIEW='yes' is not valid: need an integer from 0 to 1; using 0 instead");
-  if (old != nullptr) {
-    setenv("OFL_DISABLE_VIEW", saved.c_str(), 1);
-  } else {
-    unsetenv("OFL_DISABLE_VIEW");
-  }
 }
 
 }  // namespace

@@ -11,34 +11,12 @@
 #include "kernels/collective/collectives.h"
 #include "kernels/sim/sim_backend.h"
 #include "oneflow_lite/settings.h"
+#include "tests/common/scoped_env.h"
 
 namespace ofl::kernels {
 namespace {
 
-// Sets `name` for a scope, then puts back what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_) {
-      setenv(name_, old_.c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
+using ::ofl::testing::ScopedEnv;
 
 TEST(SettingsReportsDeathTest, BadCheckCollectivesValueWarnsAndLeavesTheChecksOff) {
   // A fresh process (threadsafe style re-runs this binary): the setting is read once.

@@ -13,6 +13,7 @@
 
 #include "oneflow_lite/oneflow_lite.h"
 #include "oneflow_lite/settings.h"
+#include "tests/common/scoped_env.h"
 #include "tests/vm/vm_test_util.h"
 #include "vm/log.h"
 #include "vm/vm_config.h"
@@ -157,9 +158,7 @@ TEST(VmConfigTest, TheTableOfSettingsHoldsTheVmsLimitsAndDefaults) {
 // reported through the logger, which keeps its default level, warn.
 TEST(VmConfigDeathTest, BadLogLevelIsReportedAndTheDefaultLevelUsed) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  const char* old = std::getenv("OFL_LOG_LEVEL");
-  const std::string saved = old != nullptr ? old : "";
-  setenv("OFL_LOG_LEVEL", "verbose", 1);
+  ::ofl::testing::ScopedEnv env("OFL_LOG_LEVEL", "verbose");
   EXPECT_EXIT(
       {
         const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu")).repeat({2});
@@ -169,11 +168,6 @@ TEST(VmConfigDeathTest, BadLogLevelIsReportedAndTheDefaultLevelUsed) {
       ::testing::ExitedWithCode(0),
       "OFL_LOG_LEVEL='verbose' is not valid: need one of trace, debug, info, warn, warning, error, "
       "err, critical, off; using warn instead");
-  if (old != nullptr) {
-    setenv("OFL_LOG_LEVEL", saved.c_str(), 1);
-  } else {
-    unsetenv("OFL_LOG_LEVEL");
-  }
 }
 
 }  // namespace
