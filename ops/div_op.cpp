@@ -1,5 +1,6 @@
 // div(a, b) = a / b, with broadcasting; floating dtypes only (no promotion of integers).
-// Gradients: g / b and -g * (a / b) / b, summed to the operands' shapes; saves both inputs.
+// Gradients: g / b and -g * (a / b) / b, summed to the operands' shapes; saves b, and a only when
+// b wants a gradient.
 #include "ops/broadcast.h"
 #include "ops/grad_util.h"
 #include "ops/op_schema.h"
@@ -15,6 +16,9 @@ OpSchema MakeDivOp() {
   };
   op.broadcast_inputs = true;
   op.save_inputs = Bit(0) | Bit(1);
+  op.save_inputs_for = [](uint64_t needs) -> uint64_t {
+    return Bit(1) | ((needs & Bit(1)) ? Bit(0) : 0);
+  };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     const Tensor& a = ctx.inputs[0];
     const Tensor& b = ctx.inputs[1];

@@ -1,5 +1,6 @@
 // mul(a, b) = a * b, with broadcasting. Gradients: g * b and g * a, summed to the operands'
-// shapes; saves both inputs (a backward finds them changed in place through their versions).
+// shapes; saves only the operand each wanted gradient reads (b for a's, a for b's), so a backward
+// finds those changed in place through their versions and ignores changes to the others.
 #include "ops/broadcast.h"
 #include "ops/grad_util.h"
 #include "ops/op_schema.h"
@@ -15,6 +16,9 @@ OpSchema MakeMulOp() {
   };
   op.broadcast_inputs = true;
   op.save_inputs = Bit(0) | Bit(1);
+  op.save_inputs_for = [](uint64_t needs) -> uint64_t {
+    return ((needs & Bit(0)) ? Bit(1) : 0) | ((needs & Bit(1)) ? Bit(0) : 0);
+  };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     std::vector<Tensor> dx(2);
     if (ctx.needs(0)) dx[0] = SumTo(g[0] * ctx.inputs[1], ctx.input_info[0].shape);

@@ -116,6 +116,11 @@ struct OpSchema {
   // alive by the graph, and their versions checked before the backward runs.
   uint64_t save_inputs = 0;
   uint64_t save_outputs = 0;
+  // When set, replaces save_inputs for one call: the inputs the backward reads given which inputs
+  // want a gradient (bit i: input i requires grad). mul's gradient for a reads b only, so a call
+  // where only a requires grad keeps b alone, and a changed in place afterwards (an optimizer step
+  // on a weight) does not fail the backward's version check.
+  uint64_t (*save_inputs_for)(uint64_t needs_input_grad) = nullptr;
   BackwardFn backward;        // null: backward() through the op throws, naming it
   std::string backward_name;  // "AddBackward"
   bool builtin = true;

@@ -8,6 +8,7 @@
 #include <queue>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct Run {
   bool retain_graph;
   std::vector<Edge> captures;
   std::vector<Tensor> captured;
+  // Pruning (autograd::grad): only the nodes on a path from a root to a captured edge run; the
+  // rest of the graph is neither run nor freed, as PyTorch's exec_info. Empty: every node runs.
+  bool prune = false;
+  std::unordered_set<Node*> needed;
   std::unordered_map<Node*, int> dependencies;
   std::unordered_map<Node*, std::vector<Tensor>> buffers;
   struct Later {
@@ -52,29 +57,86 @@ struct Run {
   void Deliver(const Edge& e, Tensor g) {
     if (!captures.empty()) Capture(e, g);
     if (e.leaf) {
-      if (accumulate) AccumulateGrad(*e.leaf, std::move(g));
+      if (accumulate && Wanted(e)) AccumulateGrad(*e.leaf, std::move(g));
       return;
     }
+    if (!Runs(e.node.get())) return;
     std::vector<Tensor>& buf = buffers[e.node.get()];
     if (buf.empty()) buf.resize(e.node->output_info.size());
     vm::OpNameScope scope("GradSum");  // gradients meeting at one output, summed out of place
     buf[e.output_nr] = Sum(buf[e.output_nr], g);
   }
 
+  bool IsCaptured(const Edge& e) const {
+    for (const Edge& c : captures) {
+      if (e.leaf ? c.leaf == e.leaf : (c.node == e.node && c.output_nr == e.output_nr)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool Runs(const Node* n) const { return !prune || needed.count(const_cast<Node*>(n)) != 0; }
+
+  // Whether a gradient sent along e is used: a capture, a node that runs, or a leaf that still
+  // requires grad when backward() accumulates (a leaf whose requires_grad was turned off after it
+  // was used gets no .grad, as in PyTorch).
+  bool Wanted(const Edge& e) const {
+    if (!e.valid()) return false;
+    if (!captures.empty() && IsCaptured(e)) return true;
+    if (e.node) return Runs(e.node.get());
+    if (!accumulate) return false;
+    const AutogradMeta* m = e.leaf->autograd();
+    return m != nullptr && m->requires_grad;
+  }
+
+  // Marks the nodes some capture needs: a node is needed when one of its edges is a capture or
+  // leads to a needed node. Iterative (a graph may be a chain of many thousand nodes).
+  void MarkNeeded(const std::vector<Node*>& roots) {
+    prune = true;
+    std::unordered_map<Node*, bool> done;  // false: on the stack, its edges being visited
+    std::vector<std::pair<Node*, size_t>> stack;
+    for (Node* r : roots) {
+      if (done.count(r)) continue;
+      done[r] = false;
+      stack.emplace_back(r, 0);
+      while (!stack.empty()) {
+        auto& [n, i] = stack.back();
+        if (i < n->next.size()) {
+          const Edge& e = n->next[i++];
+          if (e.node && !done.count(e.node.get())) {
+            done[e.node.get()] = false;
+            stack.emplace_back(e.node.get(), 0);
+          }
+          continue;
+        }
+        bool need = false;
+        for (const Edge& e : n->next) {
+          if (!e.valid()) continue;
+          if (IsCaptured(e) || (e.node && needed.count(e.node.get()))) need = true;
+        }
+        if (need) needed.insert(n);
+        done[n] = true;
+        stack.pop_back();
+      }
+    }
+  }
+
+  // Counts, for every node that runs, the edges from running nodes into it. Each root is walked
+  // once, however many roots name it (autograd::grad([y, y], ...)).
   void CountDependencies(const std::vector<Node*>& roots) {
-    std::vector<Node*> stack = roots;
-    std::unordered_map<Node*, bool> seen;
-    for (Node* r : roots) seen[r] = true;
+    std::unordered_set<Node*> seen;
+    std::vector<Node*> stack;
+    for (Node* r : roots) {
+      if (Runs(r) && seen.insert(r).second) stack.push_back(r);
+    }
     while (!stack.empty()) {
       Node* n = stack.back();
       stack.pop_back();
       for (const Edge& e : n->next) {
-        if (!e.node) continue;
+        if (!e.node || !Runs(e.node.get())) continue;
         ++dependencies[e.node.get()];
-        if (!seen[e.node.get()]) {
-          seen[e.node.get()] = true;
-          stack.push_back(e.node.get());
-        }
+        if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
       }
     }
   }
@@ -144,7 +206,7 @@ struct Run {
     }
     uint64_t needs = 0;
     for (size_t i = 0; i < n->next.size() && i < 64; ++i) {
-      if (n->next[i].valid()) needs |= uint64_t{1} << i;
+      if (Wanted(n->next[i])) needs |= uint64_t{1} << i;
     }
     const ops::GradContext ctx{needs,         n->saved_inputs, n->saved_outputs,
                                n->input_info, n->output_info,  n->attrs};
@@ -161,7 +223,7 @@ struct Run {
     for (size_t i = 0; i < in_grads.size(); ++i) {
       const Edge& e = n->next[i];
       Tensor& g = in_grads[i];
-      if (!e.valid() || !g.defined()) continue;
+      if (!g.defined() || !(needs >> i & 1)) continue;
       const ops::ArgInfo& info = n->input_info[i];
       if (g.shape() != info.shape || g.dtype() != info.dtype) {
         throw InvalidArgument("backward: " + n->op->backward_name + " returned a gradient of " +
@@ -180,6 +242,8 @@ void AccumulateGrad(TensorImpl& target, Tensor g) {
   AutogradMeta& m = target.mutable_autograd();
   NoGradGuard no_grad;
   vm::OpNameScope scope("AccumulateGrad");
+  // Held while the add is issued (not while it runs): issuing never waits for the VM.
+  std::lock_guard<std::mutex> lock(m.grad_mu);
   // The first gradient is copied: .grad never aliases a tensor the graph or the program holds.
   // One that nothing else holds (a backward's fresh result: this is its only handle, and its
   // storage has no other view) is taken as it is, saving a copy of the whole gradient.
@@ -205,10 +269,11 @@ std::vector<Tensor> RunBackward(const std::vector<std::pair<Edge, Tensor>>& root
   for (const auto& [edge, grad] : roots) {
     if (edge.node) root_nodes.push_back(edge.node.get());
   }
+  if (!accumulate && !captures.empty()) run.MarkNeeded(root_nodes);
   run.CountDependencies(root_nodes);
   for (const auto& [edge, grad] : roots) run.Deliver(edge, grad);
   for (Node* r : root_nodes) {
-    if (run.dependencies[r] == 0) {
+    if (run.Runs(r) && run.dependencies[r] == 0) {
       run.dependencies[r] = -1;  // queued once, however many roots share it
       run.ready.push(r);
     }

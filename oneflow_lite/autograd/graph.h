@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "oneflow_lite/tensor.h"
@@ -30,6 +31,9 @@ struct Edge {
 struct AutogradMeta {
   bool requires_grad = false;  // a leaf's flag; a tensor with grad_fn requires grad
   bool retains_grad = false;
+  // Guards `grad`: backward() and autograd::grad run on the calling thread (from Python, without
+  // the GIL), so two threads whose graphs share a leaf accumulate into it at once.
+  mutable std::mutex grad_mu;
   Tensor grad;
   std::shared_ptr<Node> grad_fn;  // null for leaves
   int output_nr = 0;              // which output of grad_fn this tensor is

@@ -56,6 +56,16 @@ void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
   node->sequence_nr = next_sequence_nr.fetch_add(1, std::memory_order_relaxed);
   node->attrs = attrs;
   const size_t n_in = inputs.size(), n_out = outputs.size();
+  uint64_t save_inputs = op.save_inputs;
+  if (op.save_inputs_for != nullptr) {
+    uint64_t needs = 0;
+    for (size_t i = 0; i < n_in; ++i) {
+      if (inputs[i].defined() && RequiresGrad(*inputs[i].impl())) {
+        needs |= ops::Bit(static_cast<int>(i));
+      }
+    }
+    save_inputs = op.save_inputs_for(needs);
+  }
   node->next.resize(n_in);
   node->input_info.reserve(n_in);
   node->saved_inputs.resize(n_in);
@@ -63,7 +73,7 @@ void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
   for (size_t i = 0; i < n_in; ++i) {
     const Tensor& x = inputs[i];
     node->input_info.push_back(InfoOf(x));
-    if (op.save_inputs & ops::Bit(static_cast<int>(i))) {
+    if (save_inputs & ops::Bit(static_cast<int>(i))) {
       node->saved_inputs[i] = Detached(x);
       node->input_versions[i] = x.impl()->blob()->version();
     }

@@ -105,23 +105,39 @@ bool Tensor::is_leaf() const {
 
 Tensor Tensor::grad() const {
   const autograd::AutogradMeta* m = Get().autograd();
-  return m != nullptr ? m->grad : Tensor();
+  if (m == nullptr) return Tensor();
+  std::lock_guard<std::mutex> lock(m->grad_mu);
+  return m->grad;
 }
 
 void Tensor::set_grad(const Tensor& grad) {
   const TensorImpl& impl = Get();
   if (!grad.defined()) {
-    if (impl.autograd() != nullptr) impl_->mutable_autograd().grad = Tensor();
+    if (impl.autograd() != nullptr) {
+      autograd::AutogradMeta& m = impl_->mutable_autograd();
+      std::lock_guard<std::mutex> lock(m.grad_mu);
+      m.grad = Tensor();
+    }
     return;
   }
   const TensorImpl& g = ImplFor("set_grad", grad);
+  if (&g == &impl) {
+    throw InvalidArgument(
+        "set_grad: a tensor cannot be its own gradient (the grad would hold the tensor that holds "
+        "it); assign a copy, e.g. t.detach().clone()");
+  }
   if (g.shape() != impl.shape() || g.dtype() != impl.dtype() || g.device() != impl.device()) {
     throw InvalidArgument("set_grad: the gradient has shape " + g.shape().str() + " dtype " +
                           to_string(g.dtype()) + " on " + g.device().str() +
                           " but the tensor has shape " + impl.shape().str() + " dtype " +
                           to_string(impl.dtype()) + " on " + impl.device().str());
   }
-  impl_->mutable_autograd().grad = grad;
+  // A gradient with history is kept detached: its graph could lead back to this tensor (w.grad =
+  // w * 2), and the tensor holding its own graph through .grad would never be freed.
+  Tensor kept = autograd::RequiresGrad(g) ? autograd::Detached(grad) : grad;
+  autograd::AutogradMeta& m = impl_->mutable_autograd();
+  std::lock_guard<std::mutex> lock(m.grad_mu);
+  m.grad = std::move(kept);
 }
 
 void Tensor::retain_grad() const {
