@@ -43,10 +43,32 @@ if(OFL_WITH_CUDA STREQUAL "ON" OR OFL_WITH_CUDA STREQUAL "AUTO")
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
-    # A100 (sm_80) and H100/H200 (sm_90) by default; -DCMAKE_CUDA_ARCHITECTURES=... overrides.
+    # -DCMAKE_CUDA_ARCHITECTURES=... overrides. By default: the GPUs this machine has (their
+    # compute capabilities from nvidia-smi), or with none, sm_80 code plus its PTX, which the
+    # driver compiles once for a later GPU (H100/H200) on first use. Each architecture is a whole
+    # nvcc pass over every kernel: two by default made a newcomer's first build (the demo, which
+    # runs on the CPU) spend most of its time in nvcc.
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      set(CMAKE_CUDA_ARCHITECTURES "80;90")
+      set(_ofl_cuda_archs "")
+      find_program(OFL_NVIDIA_SMI nvidia-smi)
+      if(OFL_NVIDIA_SMI)
+        execute_process(COMMAND "${OFL_NVIDIA_SMI}" --query-gpu=compute_cap --format=csv,noheader
+          OUTPUT_VARIABLE _ofl_caps RESULT_VARIABLE _ofl_smi_rc ERROR_QUIET TIMEOUT 20)
+        if(_ofl_smi_rc EQUAL 0)
+          string(REGEX MATCHALL "[0-9]+\\.[0-9]+" _ofl_caps "${_ofl_caps}")
+          foreach(_cap IN LISTS _ofl_caps)
+            string(REPLACE "." "" _cap "${_cap}")
+            list(APPEND _ofl_cuda_archs "${_cap}")
+          endforeach()
+          list(REMOVE_DUPLICATES _ofl_cuda_archs)
+        endif()
+      endif()
+      if(NOT _ofl_cuda_archs)
+        set(_ofl_cuda_archs 80)
+      endif()
+      set(CMAKE_CUDA_ARCHITECTURES "${_ofl_cuda_archs}")
     endif()
+    message(STATUS "oneflow_lite: CUDA architectures ${CMAKE_CUDA_ARCHITECTURES}")
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(OFL_HAVE_CUDA ON)
