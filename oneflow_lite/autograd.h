@@ -34,5 +34,8 @@ class NoGradGuard {
 
 // Whether ops on the calling thread record nodes (true unless a NoGradGuard lives).
 bool is_grad_enabled();
+// Sets grad mode for the calling thread (torch.set_grad_enabled): true turns recording back on
+// inside a NoGradGuard, until the guard ends and restores the mode it found.
+void set_grad_enabled(bool enabled);
 
 }  // namespace ofl

@@ -68,6 +68,11 @@ Sbp Tensor::sbp() const {
   return Get().global()->sbp;
 }
 bool Tensor::is_contiguous() const { return ops::IsContiguous(Get().shape(), Get().stride()); }
+bool Tensor::is_set_to(const Tensor& other) const {
+  const TensorImpl &a = Get(), &b = other.Get();
+  return a.storage() == b.storage() && a.offset() == b.offset() && a.shape() == b.shape() &&
+         a.stride_vector() == b.stride_vector() && shape() == other.shape();
+}
 
 Tensor Tensor::contiguous() const { return ofl::contiguous(*this); }
 Tensor Tensor::expand(const std::vector<int64_t>& sizes) const { return ofl::expand(*this, sizes); }

@@ -35,6 +35,10 @@ class Tensor {
   int64_t numel() const;
   int64_t dim() const;
   bool is_contiguous() const;
+  // Whether both tensors view the same memory the same way: one storage, the same offset, shape
+  // and strides (torch's Tensor.is_set_to). t[i] += v in Python writes through a view and then
+  // assigns that view back to t[i]: the assignment finds the view is_set_to its target.
+  bool is_set_to(const Tensor& other) const;
 
   // Blocks; logical row-major order; T must match dtype().
   template <class T>

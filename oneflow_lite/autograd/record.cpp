@@ -116,5 +116,6 @@ void Record(const ops::OpSchema& op, const Tensor& input, const Tensor& output,
 NoGradGuard::NoGradGuard() : prev_(autograd::t_grad_enabled) { autograd::t_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { autograd::t_grad_enabled = prev_; }
 bool is_grad_enabled() { return autograd::t_grad_enabled; }
+void set_grad_enabled(bool enabled) { autograd::t_grad_enabled = enabled; }
 
 }  // namespace ofl

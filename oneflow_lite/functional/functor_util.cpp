@@ -42,11 +42,15 @@ const TensorImpl& ImplOf(const char* op, const Tensor& x) {
                           ": the input tensor is undefined (default-constructed)");
   }
   if (const auto& g = x.impl()->global()) {
+    // A broadcast tensor's shard is the whole tensor already: boxing it to broadcast again would
+    // change nothing, so the advice differs.
+    const std::string advice =
+        g->sbp.is_broadcast() ? "call to_local(): with sbp B every rank's shard is the whole tensor"
+                              : "call to_local() for this rank's shard, or to_global(placement, "
+                                "Sbp::broadcast()).to_local() for the whole tensor on every rank";
     throw InvalidArgument(std::string(op) + ": not available for a global tensor (" +
                           g->placement.str() + ", sbp " + g->sbp.str() + ", logical shape " +
-                          g->logical_shape.str() +
-                          "); call to_local() for this rank's shard, or "
-                          "to_global(placement, Sbp::broadcast()) first");
+                          g->logical_shape.str() + "); " + advice);
   }
   return *x.impl();
 }

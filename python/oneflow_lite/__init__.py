@@ -59,8 +59,14 @@ from ._functions import (
     div,
     memory_snapshot,
 )
-from .autograd import no_grad
+from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import autograd, sbp, trace
+
+
+def is_tensor(obj):
+    """Whether obj is a oneflow_lite Tensor, as torch.is_tensor."""
+    return isinstance(obj, Tensor)
+
 
 # OneFlow's (and PyTorch's) aliases.
 float = float32

@@ -5,26 +5,38 @@ import builtins
 
 import numpy as np
 
-from . import _C
+from . import _C, _tensor
 from ._dtypes import TO_NUMPY, from_numpy_dtype, float32_to_bfloat16_bits
 
 
+# The dtype a Python value gives (torch's defaults); a numpy scalar or a tensor gives its own.
+_BOOL, _INT, _FLOAT = np.dtype(np.bool_), np.dtype(np.int64), np.dtype(np.float32)
+
+
+def _kind_rank(d):
+    return "biuf".index(d.kind) if d.kind in "biuf" else -1
+
+
 def _infer_list_dtype(data):
-    """PyTorch's rule for Python data: all bools -> bool, any float -> float32, else int64."""
-    kinds = set()
+    """PyTorch's rule for Python data: the values' dtypes promoted, Python bools as bool, ints as
+    int64, floats as float32, a numpy scalar or a tensor as its own dtype; the highest kind (bool,
+    integer, floating) wins, and within it the larger type (numpy's promotion)."""
+    seen = []
 
     def walk(x):
         if isinstance(x, (list, tuple)):
             for v in x:
                 walk(v)
-        elif isinstance(x, builtins.bool) or isinstance(x, np.bool_):
-            kinds.add("b")
-        elif isinstance(x, (builtins.int, np.integer)):
-            kinds.add("i")
-        elif isinstance(x, (builtins.float, np.floating)):
-            kinds.add("f")
+        elif isinstance(x, np.generic) and x.dtype.kind in "biuf":
+            seen.append(x.dtype)
+        elif isinstance(x, builtins.bool):
+            seen.append(_BOOL)
+        elif isinstance(x, builtins.int):
+            seen.append(_INT)
+        elif isinstance(x, builtins.float):
+            seen.append(_FLOAT)
         elif isinstance(x, _C.Tensor):
-            kinds.add("f" if x.dtype.is_floating_point else ("b" if x.dtype is _C.bool else "i"))
+            seen.append(_FLOAT if x.dtype is _C.bfloat16 else TO_NUMPY[x.dtype])
         else:
             raise TypeError(
                 f"tensor(): argument 'data' holds a {type(x).__name__} ({x!r}); expected "
@@ -32,13 +44,16 @@ def _infer_list_dtype(data):
             )
 
     walk(data)
-    if "f" in kinds:
-        return _C.float32
-    if "i" in kinds:
-        return _C.int64
-    if "b" in kinds:
-        return _C.bool
-    return _C.float32  # an empty list
+    if not seen:
+        return _C.float32  # an empty list
+    top = builtins.max(_kind_rank(d) for d in seen)
+    result = None
+    for d in seen:
+        if _kind_rank(d) == top:
+            result = d if result is None else np.promote_types(result, d)
+    if result.kind == "f" and result.itemsize > 8:
+        result = np.dtype(np.float64)
+    return from_numpy_dtype(result, "tensor", "data")
 
 
 def _check_dtype_arg(dtype, fn):
@@ -71,10 +86,13 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of `data`: nested lists or tuples, a Python number, a numpy
     array (any dtype oneflow_lite has, any strides), a Tensor, or an object with __dlpack__."""
     _check_dtype_arg(dtype, "tensor")
+    if isinstance(data, range):
+        data = list(data)
     if isinstance(data, _C.Tensor):
         t = data.detach().clone()
         if dtype is not None and dtype is not t.dtype:
-            t = _from_array(t.numpy(), dtype, device, "tensor")
+            # No cast op: through the host, then back to the data's device unless told another.
+            t = _from_array(_host_values(t), dtype, t.device if device is None else device, "tensor")
         elif device is not None:
             t = t.to(device)
     elif isinstance(data, np.ndarray):
@@ -86,12 +104,15 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         # change again, as tensor() promises.
         _C.sync()
         if dtype is not None and dtype is not t.dtype:
-            t = _from_array(t.numpy(), dtype, device, "tensor")
-    elif isinstance(data, (list, tuple, builtins.int, builtins.float, builtins.bool, np.generic)):
+            t = _from_array(_host_values(t), dtype, t.device, "tensor")
+    elif isinstance(data, np.generic):
+        # A numpy scalar keeps its dtype (ofl.tensor(np.float64(1.5)) is float64), as in torch.
+        t = _from_array(np.asarray(data), dtype, device, "tensor")
+    elif isinstance(data, (list, tuple, builtins.int, builtins.float, builtins.bool)):
         if dtype is None:
             dtype = _infer_list_dtype(data)
         if isinstance(data, (list, tuple)) and any(isinstance(x, _C.Tensor) for x in data):
-            data = [x.numpy() if isinstance(x, _C.Tensor) else x for x in data]
+            data = [_host_values(x) if isinstance(x, _C.Tensor) else x for x in data]
         np_dtype = np.float32 if dtype is _C.bfloat16 else TO_NUMPY[dtype]
         try:
             a = np.array(data, dtype=np_dtype)
@@ -115,9 +136,25 @@ def from_numpy(a):
     return _from_array(a, None, None, "from_numpy")
 
 
+def _host_values(t):
+    """t's values as a numpy array, bfloat16 as float32 (numpy has none)."""
+    return _tensor._values(t)
+
+
 def from_dlpack(x):
     """A tensor on the memory of `x` (an object with __dlpack__, or a DLPack capsule) with no copy,
-    as torch.from_dlpack; it keeps x's producer alive while any view of it lives. Writes through
-    either side are seen by the other; ops run asynchronously, so an op issued on the tensor may
-    see a later write to x unless ofl.sync() comes between."""
+    as torch.from_dlpack; the capsule's owner keeps that memory alive while any view of it lives.
+    Writes through either side are seen by the other; ops run asynchronously, so an op issued on the
+    tensor may see a later write to x unless ofl.sync() comes between."""
+    if hasattr(x, "__dlpack__"):
+        # Asked here, so that the producer's own refusal (a sim tensor, a byte-swapped array)
+        # reaches the caller as it said it; the capsule alone holds the memory from then on.
+        try:
+            capsule = x.__dlpack__()
+        except Exception as e:
+            raise BufferError(
+                f"from_dlpack(): the producer ({type(x).__module__}.{type(x).__name__}) refused "
+                f"to export its memory: {type(e).__name__}: {e}"
+            ) from e
+        return _C.from_dlpack(capsule)
     return _C.from_dlpack(x)

@@ -1,12 +1,12 @@
 """The Tensor methods written in Python, added to the extension's class: numpy and Python
-conversions, printing, indexing, grad_fn."""
+conversions, printing, indexing and assignment, numpy's operators, copy and pickle, grad_fn."""
 
 import builtins
 import operator
 
 import numpy as np
 
-from . import _C
+from . import _C, _creation, _printing
 from ._dtypes import TO_NUMPY, bfloat16_bits_to_float32
 
 Tensor = _C.Tensor
@@ -80,16 +80,18 @@ _IMPLIED_DTYPES = (_C.float32, _C.int64, _C.bool)
 
 
 def __repr__(self):
-    prefix = "tensor("
-    a = _values(self)  # a global tensor's logical values (a collective: every rank prints)
-    if a.size == 0:
-        body = "[]"
+    """PyTorch's form. A global tensor shows this rank's shard (local=...) with the placement, sbp
+    and logical size, as DTensor's repr: printing runs no collective, so one rank may print alone.
+    A large tensor is summarised, reading only the printed elements (_printing.py)."""
+    if self.is_global:
+        prefix, local = "tensor(local=", self.to_local()
     else:
-        body = np.array2string(a, separator=", ", prefix=prefix, threshold=1000, edgeitems=3)
-    parts = [body]
-    if a.size == 0 and a.ndim != 1:
+        prefix, local = "tensor(", self
+    parts = [_printing.values_str(local, len(prefix), _values)]
+    n = self.numel()
+    if self.is_global or (n == 0 and self.ndim != 1):
         parts.append(f"size={self.shape}")
-    if self.dtype not in _IMPLIED_DTYPES or (a.size == 0 and self.dtype is not _C.float32):
+    if self.dtype not in _IMPLIED_DTYPES or (n == 0 and self.dtype is not _C.float32):
         parts.append(f"dtype={self.dtype!r}")
     if self.is_global:
         parts.append(f"placement={self.placement!r}")
@@ -102,6 +104,13 @@ def __repr__(self):
     elif self.requires_grad:
         parts.append("requires_grad=True")
     return prefix + ", ".join(parts) + ")"
+
+
+def __format__(self, spec):
+    """A 0-dim tensor formats as its number (f"{loss:.4f}"), as torch.Tensor.__format__."""
+    if self.ndim == 0:
+        return item(self).__format__(spec)
+    return object.__format__(self, spec)
 
 
 class GradFn:
@@ -134,8 +143,8 @@ def __getitem__(self, index):
     if len(items) > self.ndim:
         raise IndexError(f"too many indices for a tensor of dimension {self.ndim}")
     t = self
-    dim = 0
-    for i in items:
+    dim = 0  # the dim of t the next index applies to (an int index removes one)
+    for source_dim, i in enumerate(items):
         if isinstance(i, slice):
             size = t.shape[dim]
             start, stop, step = i.indices(size)
@@ -147,7 +156,7 @@ def __getitem__(self, index):
             i = operator.index(i)
             size = t.shape[dim]
             if i < -size or i >= size:
-                raise _index_error(i, dim, size)
+                raise _index_error(i, source_dim, size)
             if i < 0:
                 i += size
             shape = t.shape[:dim] + t.shape[dim + 1 :]
@@ -160,10 +169,129 @@ def __getitem__(self, index):
     return t
 
 
+def __setitem__(self, index, value):
+    """t[index] = value for the indices __getitem__ takes: a tensor (broadcast to the view, any
+    device) or a number written into the view in place. `t[i] += v` writes through the view t[i]
+    and then assigns that same view back: an assignment of a view to itself writes nothing, so the
+    addition lands once."""
+    view = __getitem__(self, index)
+    if isinstance(value, Tensor):
+        if not view.is_set_to(value):
+            view.copy_(value)
+    elif isinstance(value, (builtins.bool, builtins.int, builtins.float, np.number, np.bool_)):
+        view.fill_(value)
+    elif isinstance(value, (np.ndarray, builtins.list, builtins.tuple)):
+        view.copy_(_creation.tensor(value, dtype=view.dtype, device=view.device))
+    else:
+        raise TypeError(
+            "__setitem__: the value must be a Tensor, a number, a numpy array or a list, not "
+            f"{type(value).__name__}"
+        )
+
+
 def __iter__(self):
     if self.ndim == 0:
         raise TypeError("iteration over a 0-d tensor")
     return (self[i] for i in range(self.shape[0]))
+
+
+# The ufuncs that are Tensor arithmetic: with a numpy operand the result is a Tensor, recorded by
+# autograd, as the operator with a Tensor on both sides gives.
+_UFUNC_OPERATORS = {
+    np.add: operator.add,
+    np.subtract: operator.sub,
+    np.multiply: operator.mul,
+    np.true_divide: operator.truediv,
+}
+
+
+def _tensor_operand(x, like):
+    """A numpy operand of arithmetic with tensor `like` as what the operators take: a number for
+    a numpy scalar or 0-dim array, and for an array a tensor of like's dtype and device (a numpy
+    operand takes the tensor's dtype, as a Python number does)."""
+    if isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return _creation.tensor(x, dtype=like.dtype, device=like.device)
+    return x
+
+
+def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+    """numpy hands its operators to the Tensor: `np.float64(0.1) * t` and `np.ones(3) + t` are
+    Tensor arithmetic (a Tensor, with autograd), as for torch.Tensor. Other ufuncs (np.exp(t)),
+    and numpy writing into an array of its own (`a += t`), work on a copy of the values."""
+    op = _UFUNC_OPERATORS.get(ufunc)
+    if op is not None and method == "__call__" and not kwargs and len(inputs) == 2:
+        like = next(x for x in inputs if isinstance(x, Tensor))
+        a, b = (_tensor_operand(x, like) for x in inputs)
+        return op(a, b)
+    if any(isinstance(o, Tensor) for o in kwargs.get("out", ())):
+        return NotImplemented
+    values = [numpy(x) if isinstance(x, Tensor) else x for x in inputs]
+    return getattr(ufunc, method)(*values, **kwargs)
+
+
+def _rebuild(values, dtype_name, device, requires_grad):
+    """A tensor from what __reduce__ saved (pickle)."""
+    dtype = getattr(_C, dtype_name)
+    if not values.flags.c_contiguous:
+        values = values.copy(order="C")
+    t = _C._from_buffer(values, dtype, device)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def __reduce__(self):
+    """pickle keeps the dtype, shape, values, device and requires_grad (a leaf comes back, as
+    from torch)."""
+    if self.is_global:
+        raise TypeError(
+            "pickle: a global tensor cannot be pickled (its values are spread over the ranks); "
+            "pickle to_local(), this rank's shard"
+        )
+    return (_rebuild, (_host_array(self), self.dtype.name, str(self.device), self.requires_grad))
+
+
+def __copy__(self):
+    """copy.copy: a new tensor on the same storage, requiring grad as this one does (torch's)."""
+    t = self.detach()
+    if self.requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def __deepcopy__(self, memo):
+    """copy.deepcopy of a leaf: its values copied, requires_grad and grad kept, as torch's."""
+    if not self.is_leaf:
+        raise _C.InvalidArgument(
+            f"deepcopy: only leaves (tensors no recorded op made) can be deep-copied; this tensor "
+            f"was made by {self._grad_fn_name} (deep-copy detach() for its values)"
+        )
+    if id(self) in memo:
+        return memo[id(self)]
+    t = self.detach().clone()
+    if self.requires_grad:
+        t.requires_grad_(True)
+        if self.grad is not None:
+            t.grad = __deepcopy__(self.grad, memo)
+    memo[id(self)] = t
+    return t
+
+
+def _T(self):
+    """The dims reversed (a view), as torch's Tensor.T."""
+    return self.permute(*range(self.ndim - 1, -1, -1))
+
+
+def _data(self):
+    """A tensor on the same storage with no history (detach()), as torch's Tensor.data."""
+    return self.detach()
+
+
+def element_size(self):
+    """The bytes of one element."""
+    return self.dtype.itemsize
 
 
 _DLPACK_CPU = 1
@@ -220,6 +348,15 @@ Tensor.__int__ = __int__
 Tensor.__index__ = __index__
 Tensor.__repr__ = __repr__
 Tensor.__str__ = __repr__
+Tensor.__format__ = __format__
 Tensor.grad_fn = property(_grad_fn)
 Tensor.__getitem__ = __getitem__
+Tensor.__setitem__ = __setitem__
+Tensor.__array_ufunc__ = __array_ufunc__
+Tensor.__reduce__ = __reduce__
+Tensor.__copy__ = __copy__
+Tensor.__deepcopy__ = __deepcopy__
+Tensor.T = property(_T)
+Tensor.data = property(_data)
+Tensor.element_size = element_size
 Tensor.__iter__ = __iter__

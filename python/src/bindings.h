@@ -27,6 +27,10 @@ PyDType* DTypeObject(DType d);
 // A Python int (or an object with __index__, as numpy's ints) as int64; a TypeError naming
 // `fn` and `arg` for anything else (float, str, bool included).
 int64_t ArgInt(nb::handle h, const char* fn, const char* arg);
+// An int argument the runtime keeps as an int (a rank, an axis, a device index): ArgInt's
+// checks, then InvalidArgument naming `fn`, `arg` and the value when it is outside lo..INT_MAX (a
+// cast would wrap 2**32 to 0 and 2**31 to a negative value).
+int ArgInt32(nb::handle h, const char* fn, const char* arg, int lo);
 // Sizes given as *ints or as one sequence of ints: x.expand(2, 3) and x.expand((2, 3)).
 std::vector<int64_t> ArgInts(nb::handle args_tuple, const char* fn, const char* arg);
 // One sequence of ints (a tuple or list).

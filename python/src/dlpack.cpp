@@ -124,15 +124,43 @@ nb::dlpack::dtype DlpackOf(DType d) {
   throw InvalidArgument("__dlpack__: unknown dtype");
 }
 
+// Why nanobind took no array from `x`: a DLPack capsule (oneflow_lite.from_dlpack asked the
+// producer's __dlpack__ for it, so the producer's own errors arrive as they are) or an object
+// with the buffer protocol.
+[[noreturn]] void ThrowNotImportable(nb::handle x) {
+  if (PyCapsule_CheckExact(x.ptr())) {
+    const char* name = PyCapsule_GetName(x.ptr());
+    if (name == nullptr) PyErr_Clear();
+    throw nb::value_error(
+        (std::string("from_dlpack(): the capsule is named '") + (name ? name : "") +
+         "', not 'dltensor': it is not a DLPack capsule of the unversioned kind, or it was "
+         "consumed already (a capsule gives its memory to one consumer only)")
+            .c_str());
+  }
+  std::string why = "not " + std::string(nb::type_name(x.type()).c_str());
+  if (PyObject_CheckBuffer(x.ptr())) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(x.ptr(), &view, PyBUF_RECORDS_RO) == 0) {
+      why = std::string(view.readonly ? "a read-only " : "a ") + nb::type_name(x.type()).c_str() +
+            " buffer" +
+            (view.readonly ? " (oneflow_lite tensors are writable)"
+                           : " of a format DLPack cannot describe (" +
+                                 std::string(view.format ? view.format : "B") + ")");
+      PyBuffer_Release(&view);
+    } else {
+      PyErr_Clear();
+    }
+  }
+  throw nb::type_error(("from_dlpack(): argument 'x' must have __dlpack__, be a DLPack capsule "
+                        "or a writable buffer; got " +
+                        why)
+                           .c_str());
+}
+
 Tensor FromDlpack(nb::handle x) {
   DrainDrops();
   nb::ndarray<> a;
-  if (!nb::try_cast(x, a)) {
-    throw nb::type_error((std::string("from_dlpack(): argument 'x' must be a writable array with "
-                                      "__dlpack__ (or a DLPack capsule), not ") +
-                          nb::type_name(x.type()).c_str())
-                             .c_str());
-  }
+  if (!nb::try_cast(x, a)) ThrowNotImportable(x);
   Device device(DeviceType::kCPU, 0);
   if (a.device_type() == nb::device::cuda::value) {
     device = Device(DeviceType::kCUDA, a.device_id());

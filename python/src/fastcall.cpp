@@ -49,7 +49,9 @@ namespace {
 
 // *ints or one tuple/list of ints, as ArgInts does for a nanobind argument tuple, in a vector the
 // thread keeps, so that a call allocates nothing for its sizes: valid until this thread's next
-// FastInts (the op it is passed to never calls back into Python).
+// FastInts (the op it is passed to never calls back into Python). An argument's __index__ may
+// call back into oneflow_lite, and so into FastInts on this thread: the sizes are parsed into
+// memory of this call's own and stored in the thread's vector only once every one is read.
 const std::vector<int64_t>& FastInts(PyObject* const* args, Py_ssize_t nargs, const char* fn,
                                      const char* arg) {
   static thread_local std::vector<int64_t> out;
@@ -57,8 +59,16 @@ const std::vector<int64_t>& FastInts(PyObject* const* args, Py_ssize_t nargs, co
     out = ArgIntSequence(args[0], fn, arg);
     return out;
   }
-  out.resize(static_cast<size_t>(nargs));
-  for (Py_ssize_t i = 0; i < nargs; ++i) out[i] = ArgInt(args[i], fn, arg);
+  constexpr Py_ssize_t kFew = 8;
+  if (nargs <= kFew) {
+    int64_t dims[kFew];
+    for (Py_ssize_t i = 0; i < nargs; ++i) dims[i] = ArgInt(args[i], fn, arg);
+    out.assign(dims, dims + nargs);
+    return out;
+  }
+  std::vector<int64_t> many(static_cast<size_t>(nargs));
+  for (Py_ssize_t i = 0; i < nargs; ++i) many[i] = ArgInt(args[i], fn, arg);
+  out = std::move(many);
   return out;
 }
 
@@ -275,6 +285,14 @@ PyObject* SizedFactory(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyOb
     ParseKeywords(F::kName, args + nargs, kwnames, {"dtype", "device", "requires_grad"}, 0, kw);
     const bool requires_grad = ArgBool(kw[2], F::kName, "requires_grad");
     Shape shape = FastShape(args, nargs, F::kName);
+    // zeros and ones are full() inside: checked here, so that the message names the call made.
+    for (int i = 0; i < shape.ndim(); ++i) {
+      if (shape[i] < 0) {
+        throw InvalidArgument(std::string(F::kName) + ": shape " + shape.str() +
+                              " has negative size " + std::to_string(shape[i]) + " at dim " +
+                              std::to_string(i));
+      }
+    }
     Tensor t =
         F::Run(shape, ArgDType(kw[0], F::kName, DType::kFloat32), ArgDevice(kw[1], F::kName));
     if (requires_grad) t.requires_grad_(true);

@@ -6,24 +6,12 @@
 
 #include <Python.h>
 
-#include <optional>
-
 #include "python/src/bindings.h"
 
 namespace ofl::python {
 namespace {
 
 using Release = nb::gil_scoped_release;
-
-// Grad mode off while the object lives between __enter__ and __exit__ (ofl.no_grad).
-class NoGradScope {
- public:
-  void Enter() { guard_.emplace(); }
-  void Exit() { guard_.reset(); }
-
- private:
-  std::optional<NoGradGuard> guard_;
-};
 
 std::vector<Tensor> TensorList(nb::handle h, const char* fn, const char* arg) {
   if (IsTensor(h)) return {TensorOf(h)};
@@ -131,11 +119,10 @@ void BindFunctions(nb::module_& m) {
       },
       nb::arg("outputs").none(), nb::arg("inputs").none(), nb::arg("grad_outputs") = nb::none(),
       nb::arg("retain_graph") = false, nb::arg("allow_unused") = false);
-  nb::class_<NoGradScope>(m, "_NoGradScope")
-      .def(nb::init<>())
-      .def("enter", &NoGradScope::Enter)
-      .def("exit", &NoGradScope::Exit);
+  // The grad-mode context managers and decorators (no_grad, enable_grad, set_grad_enabled,
+  // inference_mode) are autograd.py's, on these two.
   m.def("is_grad_enabled", &is_grad_enabled);
+  m.def("_set_grad_enabled", &set_grad_enabled, nb::arg("mode"));
 }
 
 void BindRuntime(nb::module_& m) {

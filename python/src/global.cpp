@@ -16,8 +16,14 @@ void BindGlobal(nb::module_& m) {
       .def(
           "__init__",
           [](Placement* self, const std::string& type, nb::handle ranks) {
-            std::vector<int64_t> r = ArgIntSequence(ranks, "placement", "ranks");
-            new (self) Placement(type, std::vector<int>(r.begin(), r.end()));
+            if (!PyTuple_Check(ranks.ptr()) && !PyList_Check(ranks.ptr())) {
+              (void)ArgIntSequence(ranks, "placement", "ranks");  // its TypeError
+            }
+            std::vector<int> r;
+            for (nb::handle rank : nb::borrow<nb::sequence>(ranks)) {
+              r.push_back(ArgInt32(rank, "placement", "ranks", 0));
+            }
+            new (self) Placement(type, std::move(r));
           },
           nb::arg("type"), nb::arg("ranks").none())
       .def_prop_ro("type", &Placement::device_type)
@@ -36,8 +42,7 @@ void BindGlobal(nb::module_& m) {
 
   nb::class_<Sbp>(m, "Sbp")
       .def_static(
-          "split",
-          [](nb::handle dim) { return Sbp::split(static_cast<int>(ArgInt(dim, "split", "dim"))); },
+          "split", [](nb::handle dim) { return Sbp::split(ArgInt32(dim, "split", "dim", 0)); },
           nb::arg("dim").none())
       .def_static("_broadcast", &Sbp::broadcast)
       .def_static("_partial_sum", &Sbp::partial_sum)

@@ -93,6 +93,7 @@ void BindTensor(nb::module_& m) {
       .def("dim", &Tensor::dim)
       .def("numel", &Tensor::numel)
       .def("is_contiguous", &Tensor::is_contiguous)
+      .def("is_set_to", &Tensor::is_set_to, nb::arg("tensor"))
       .def("__len__", [](const Tensor& t) {
         if (t.dim() == 0) throw nb::type_error("len() of a 0-d tensor");
         return t.shape()[0];

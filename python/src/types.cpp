@@ -4,6 +4,8 @@
 
 #include <Python.h>
 
+#include <limits>
+
 #include "python/src/bindings.h"
 
 namespace ofl::python {
@@ -50,6 +52,10 @@ std::string TypeName(nb::handle h) { return nb::type_name(h.type()).c_str(); }
 
 bool IsFloat(nb::handle h) { return PyFloat_Check(h.ptr()); }
 
+// A device's Python name: "cpu" for the one cpu device (as torch prints it), "<type>:<index>"
+// for the others.
+std::string DeviceName(const Device& d) { return d.is_cpu() ? "cpu" : d.str(); }
+
 }  // namespace
 
 bool PythonIsRunning() {
@@ -91,6 +97,17 @@ int64_t ArgInt(nb::handle h, const char* fn, const char* arg) {
   throw nb::type_error((std::string(fn) + "(): argument '" + arg + "' is " + nb::repr(h).c_str() +
                         ", which does not fit in int64")
                            .c_str());
+}
+
+int ArgInt32(nb::handle h, const char* fn, const char* arg, int lo) {
+  const int64_t v = ArgInt(h, fn, arg);
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  if (v < lo || v > kMax) {
+    throw InvalidArgument(std::string(fn) + ": argument '" + arg + "' is " + std::to_string(v) +
+                          ", out of range (expected " + std::to_string(lo) + " to " +
+                          std::to_string(kMax) + ")");
+  }
+  return static_cast<int>(v);
 }
 
 std::vector<int64_t> ArgIntSequence(nb::handle seq, const char* fn, const char* arg) {
@@ -205,35 +222,34 @@ void BindTypes(nb::module_& m) {
           nb::arg("spec"))
       .def(
           "__init__",
-          [](Device* self, const std::string& type, int64_t index) {
+          [](Device* self, const std::string& type, nb::handle index) {
             DeviceType t;
             if (!find_device_type(type, &t)) {
               throw InvalidArgument("device: unknown device type '" + type + "'");
             }
-            new (self) Device(t, static_cast<int>(index));
+            new (self) Device(t, ArgInt32(index, "device", "index", 0));
           },
           nb::arg("type"), nb::arg("index"))
       .def_prop_ro("type", [](const Device& d) { return to_string(d.type()); })
       .def_prop_ro("index", &Device::index)
-      .def("__str__", &Device::str)
+      .def("__str__", &DeviceName)
       .def("__repr__",
            [](const Device& d) {
              return "device(type='" + to_string(d.type()) +
                     "', index=" + std::to_string(d.index()) + ")";
            })
+      // Equal to its name only (str(d): "cpu", "sim:0"), not to the other spellings ("cpu:0",
+      // "sim"): objects that are equal must hash alike, and the hash is that of the name.
       .def("__eq__",
            [](const Device& d, nb::handle other) {
              if (nb::isinstance<Device>(other)) return d == nb::cast<Device>(other);
-             if (PyUnicode_Check(other.ptr())) {
-               try {
-                 return d == Device(std::string_view(nb::cast<std::string>(other)));
-               } catch (const Error&) {
-                 return false;  // not a device name: not equal
-               }
-             }
+             if (PyUnicode_Check(other.ptr())) return nb::cast<std::string>(other) == DeviceName(d);
              return false;
            })
-      .def("__hash__", [](const Device& d) { return nb::hash(nb::str(d.str().c_str())); });
+      .def("__hash__", [](const Device& d) { return nb::hash(nb::str(DeviceName(d).c_str())); })
+      .def("__reduce__", [](nb::handle self) {
+        return nb::make_tuple(self.type(), nb::make_tuple(DeviceName(nb::cast<Device>(self))));
+      });
   nb::implicitly_convertible<std::string, Device>();
 }
 

@@ -278,6 +278,26 @@ TEST(AutogradTest, NoGradGuardStopsRecordingAndNests) {
   EXPECT_TRUE((x * 2.0).requires_grad());
 }
 
+TEST(AutogradTest, SetGradEnabledRecordsInsideANoGradGuardUntilTheGuardRestoresTheMode) {
+  Tensor x = Leaf({1, 2}, {2});
+  {
+    NoGradGuard guard;
+    set_grad_enabled(true);
+    EXPECT_TRUE(is_grad_enabled());
+    EXPECT_TRUE((x * 2.0).requires_grad());
+    set_grad_enabled(false);
+    EXPECT_FALSE((x * 2.0).requires_grad());
+    set_grad_enabled(true);
+  }
+  EXPECT_TRUE(is_grad_enabled());  // the guard restored the mode it found
+  set_grad_enabled(false);
+  { NoGradGuard guard; }
+  EXPECT_FALSE(is_grad_enabled());
+  EXPECT_FALSE((x * 2.0).requires_grad());
+  set_grad_enabled(true);
+  EXPECT_TRUE((x * 2.0).requires_grad());
+}
+
 TEST(AutogradTest, InPlaceOpsBumpTheVersionAndAreRefusedOnTensorsThatRequireGrad) {
   Tensor x = F({1, 2}, {2});
   EXPECT_EQ(x.version(), 0);

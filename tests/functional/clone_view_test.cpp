@@ -48,6 +48,16 @@ TEST(ViewTest, SharesStorage) {
   EXPECT_EQ(n.to_vector<float>(), (std::vector<float>{2, 3, 5, 6}));
 }
 
+TEST(ViewTest, IsSetToHoldsForTheSameMemoryViewedTheSameWayOnly) {
+  Tensor x = Iota6();
+  EXPECT_TRUE(x.narrow(0, 1, 1).is_set_to(x.narrow(0, 1, 1)));
+  EXPECT_TRUE(x.is_set_to(x.detach()));
+  EXPECT_FALSE(x.narrow(0, 0, 1).is_set_to(x.narrow(0, 1, 1)));          // another offset
+  EXPECT_FALSE(x.is_set_to(x.view({3, 2})));                             // another shape
+  EXPECT_FALSE(x.permute({1, 0}).is_set_to(x.view({3, 2})));             // other strides
+  EXPECT_FALSE(x.narrow(0, 1, 1).is_set_to(x.clone().narrow(0, 1, 1)));  // another storage
+}
+
 TEST(ViewTest, RefusesWhereOnlyACopyWould) {
   Tensor t = Iota6().permute({1, 0});
   ExpectThrowWith<InvalidArgument>([&] { t.view({6}); },

@@ -1,8 +1,11 @@
 """DLPack both ways: from_dlpack shares the producer's memory (no copy, strides kept) and keeps the
 producer alive until the tensor and its views are gone; __dlpack__ hands out memory whose writers
-completed, kept alive by the capsule; devices without DLPack memory are refused with BufferError."""
+completed, kept alive by the capsule; devices without DLPack memory are refused with BufferError,
+and from_dlpack says which reason kept it from an object's memory."""
 
 import gc
+import subprocess
+import sys
 import time
 import weakref
 
@@ -128,3 +131,44 @@ def test_negative_strides_are_refused_naming_them():
     with pytest.raises(ofl.InvalidArgument, match="negative stride -1"):
         ofl.from_dlpack(np.arange(6.0)[::-1])
     assert ofl.ones(2).sum().item() == 2.0
+
+
+def test_from_dlpack_says_why_an_object_gives_no_memory():
+    class Refuses:
+        def __dlpack__(self, stream=None):
+            raise RuntimeError("the producer's own reason")
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    with pytest.raises(BufferError, match="refused to export its memory: RuntimeError: the producer's own reason"):
+        ofl.from_dlpack(Refuses())
+    with pytest.raises(BufferError, match="sim:0 memory has no DLPack device type; call .cpu"):
+        ofl.from_dlpack(ofl.ones(2, device="sim:0"))
+    with pytest.raises(BufferError, match="numpy.ndarray.*byte order"):
+        ofl.from_dlpack(np.arange(3, dtype=">f4"))
+    capsule = ofl.ones(2).__dlpack__()
+    ofl.from_dlpack(capsule)
+    with pytest.raises(ValueError, match="named 'used_dltensor'.*consumed already"):
+        ofl.from_dlpack(capsule)
+    with pytest.raises(TypeError, match="read-only bytes buffer"):
+        ofl.from_dlpack(b"abcd")
+    with pytest.raises(TypeError, match="must have __dlpack__, be a DLPack capsule or a writable buffer; got not int"):
+        ofl.from_dlpack(3)
+    assert ofl.ones(2).sum().item() == 2.0
+
+
+def test_from_dlpack_of_a_tensor_alive_at_exit_leaks_nothing_nanobind_reports():
+    code = """
+import numpy as np
+import oneflow_lite as ofl
+a = ofl.ones(4)
+b = ofl.from_dlpack(a)
+c = ofl.from_dlpack(np.ones(3))
+b.add_(1)
+print(a.tolist())
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[2.0, 2.0, 2.0, 2.0]"
+    assert "leaked" not in r.stderr, r.stderr

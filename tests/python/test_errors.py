@@ -32,6 +32,8 @@ def test_error_classes():
         (lambda d: ofl.ones(2, device=d) + ofl.ones(2, dtype=ofl.int32, device=d), ofl.InvalidArgument, ["add", "int32"]),
         (lambda d: ofl.ones(2, dtype=ofl.int32, device=d) / 2, ofl.InvalidArgument, ["div"]),
         (lambda d: ofl.empty(-1, device=d), ofl.InvalidArgument, ["empty", "-1"]),
+        (lambda d: ofl.zeros(-1, device=d), ofl.InvalidArgument, ["zeros: shape (-1) has negative size -1 at dim 0"]),
+        (lambda d: ofl.ones(2, -3, device=d), ofl.InvalidArgument, ["ones: shape (2,-3) has negative size -3 at dim 1"]),
         (lambda d: ofl.ones(2, device=d).expand(2, 2).add_(1), ofl.InvalidArgument, ["add_"]),
         (lambda d: ofl.ones(2, dtype=ofl.int32, device=d).requires_grad_(), ofl.InvalidArgument, ["requires_grad_", "int32"]),
         (lambda d: ofl.ones(2, device=d).backward(), ofl.InvalidArgument, ["backward"]),
@@ -183,3 +185,33 @@ def test_keyword_and_count_errors_of_the_vectorcall_calls():
         t += "x"
     s.backward()  # the refused calls left the graph as it was
     still_works()
+
+
+def test_ints_out_of_the_runtimes_range_are_refused_naming_the_argument():
+    cases = [
+        (lambda: ofl.placement("cpu", ranks=[2**32]), "placement: argument 'ranks' is 4294967296"),
+        (lambda: ofl.placement("cpu", ranks=[0, -1]), "placement: argument 'ranks' is -1"),
+        (lambda: ofl.sbp.split(2**32), "split: argument 'dim' is 4294967296"),
+        (lambda: ofl.sbp.split(2**31), "split: argument 'dim' is 2147483648"),
+        (lambda: ofl.device("sim", 2**32 + 1), "device: argument 'index' is 4294967297"),
+        (lambda: ofl.device("sim", -1), "device: argument 'index' is -1"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ofl.InvalidArgument) as e:
+            call()
+        assert message in str(e.value) and "out of range" in str(e.value), str(e.value)
+    assert ofl.sbp.split(2**31 - 1).dim == 2**31 - 1
+    with pytest.raises(ofl.InvalidArgument, match="'sim:4294967297'"):
+        ofl.device("sim:4294967297")
+    still_works()
+
+
+def test_tensor_of_a_tensor_with_another_dtype_converts_on_its_device():
+    b = ofl.tensor([1.5, -2.0], dtype=ofl.bfloat16)
+    f = ofl.tensor(b, dtype=ofl.float32)  # numpy has no bfloat16: converted without numpy()
+    assert f.dtype is ofl.float32 and f.tolist() == [1.5, -2.0]
+    s = ofl.tensor([1.0, 2.5], device="sim:0")
+    d = ofl.tensor(s, dtype=ofl.float64)
+    assert d.device == "sim:0" and d.dtype is ofl.float64 and d.tolist() == [1.0, 2.5]
+    assert ofl.tensor(s, dtype=ofl.int32, device="cpu").device == "cpu"
+    assert ofl.tensor([b, b]).dtype is ofl.float32 and ofl.tensor([b]).tolist() == [[1.5, -2.0]]

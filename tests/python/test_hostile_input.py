@@ -48,3 +48,34 @@ def test_functions_with_odd_arguments(fn):
         ofl.set_memory_limit(d, 0)
     ofl.sync()
     assert ofl.ones(2, 3).sum().item() == 6.0
+
+
+class CallsBack:
+    """A size whose __index__ runs oneflow_lite calls that parse sizes of their own."""
+
+    def __init__(self, value, inner):
+        self.value, self.inner = value, inner
+
+    def __index__(self):
+        self.inner()
+        return self.value
+
+
+@pytest.mark.parametrize(
+    "inner",
+    [
+        lambda: ofl.ones(7, 7, 7).expand(2, 7, 7, 7),
+        lambda: ofl.ones(1).expand([9, 9, 9, 9, 9, 9, 9, 9, 9, 9]),
+        lambda: ofl.zeros(4, 4).reshape(2, 2, 2, 2, 1, 1, 1, 1, 1, 1),
+        lambda: ofl.ones(1).expand(*[1] * 12),
+    ],
+)
+def test_a_size_whose_index_calls_back_into_oneflow_lite(inner):
+    t = ofl.ones(1, 4)
+    assert t.expand(2, CallsBack(3, inner), 4).shape == (2, 3, 4)
+    assert t.expand([2, CallsBack(3, inner), 4]).shape == (2, 3, 4)
+    assert ofl.ones(2, CallsBack(3, inner)).shape == (2, 3)
+    assert t.reshape(CallsBack(2, inner), 2).shape == (2, 2)
+    many = [1] * 10 + [CallsBack(1, inner), 4]
+    assert t.expand(*many).shape == (1,) * 11 + (4,)
+    assert ofl.ones(2, 3).sum().item() == 6.0

@@ -95,6 +95,41 @@ def test_indexing(device):
         t[::2]
     with pytest.raises(TypeError, match="str"):
         t["a"]
+    # The dimension named is the tensor's, not the view's after the ints before it.
+    with pytest.raises(IndexError, match="index 9 is out of bounds for dimension 2 with size 5"):
+        t[0, 1, 9]
+    with pytest.raises(IndexError, match="index -5 is out of bounds for dimension 1 with size 4"):
+        t[1:, -5]
+
+
+def test_setitem_writes_the_view_once(device):
+    a, t = arange((3, 4), device)
+    t[0] = 7.0
+    a[0] = 7.0
+    t[1, 1:3] = ofl.tensor([-1.0, -2.0], device=device)
+    a[1, 1:3] = [-1.0, -2.0]
+    t[2] = ofl.tensor([5.0], device="cpu")  # broadcast, from another device
+    a[2] = 5.0
+    t[0, :2] = np.array([8, 9])
+    a[0, :2] = [8, 9]
+    np.testing.assert_array_equal(t.numpy(), a)
+    v = t._version()
+    t[1] += 1  # a view's in-place add, then the view assigned to itself: one write
+    a[1] += 1
+    np.testing.assert_array_equal(t.numpy(), a)
+    assert t._version() == v + 1
+    t[2, 1:] *= 2
+    a[2, 1:] *= 2
+    t[0, 3] -= 10
+    a[0, 3] -= 10
+    np.testing.assert_array_equal(t.numpy(), a)
+    t[0] = t[1]  # another view of the same storage is copied
+    a[0] = a[1]
+    np.testing.assert_array_equal(t.numpy(), a)
+    with pytest.raises(TypeError, match="__setitem__"):
+        t[0] = "x"
+    with pytest.raises(IndexError, match="dimension 0"):
+        t[5] = 1.0
 
 
 def test_arithmetic(device, rng):

@@ -101,3 +101,18 @@ def test_a_sim_placement_needs_each_ranks_own_sim_device():
     with pytest.raises(ofl.InvalidArgument, match="needs this rank's tensors on sim:"):
         ofl.tensor([1.0], device=other).to_global(placement=SIM_PLACEMENT, sbp=ofl.sbp.broadcast)
     np.testing.assert_array_equal(make_global(ofl.sbp.split(0), SIM_PLACEMENT).numpy(), logical())
+
+
+@pytest.mark.parametrize("placement", [PLACEMENT, SIM_PLACEMENT], ids=["cpu", "sim"])
+def test_printing_a_global_tensor_on_one_rank_runs_no_collective(placement):
+    t = make_global(ofl.sbp.split(0), placement)
+    if R == 0:  # the others go on to the next collective at once
+        r = repr(t)
+        local = np.array2string(logical()[:4], separator=", ", prefix="tensor(local=")
+        assert r.startswith("tensor(local=" + local + f", size=({4 * N}, 3), ")
+        assert repr(placement) in r and "sbp=(oneflow_lite.sbp.split(dim=0),)" in r
+        assert str(t) == r
+    # Were the repr a collective, rank 0's would pair with the other ranks' to_global here.
+    u = make_global(ofl.sbp.broadcast, placement).to_global(placement=placement, sbp=ofl.sbp.split(1))
+    np.testing.assert_array_equal(u.numpy(), logical())
+    np.testing.assert_array_equal(t.numpy(), logical())
