@@ -80,7 +80,7 @@ stage() {
 
 # (set -e does not apply inside a function run as `f || ...`: every step returns on failure.)
 normal_stage() {
-  configure -DOFL_BUILD_TESTS=ON -DOFL_BUILD_BENCH=ON -DOFL_BENCH_WITH_TORCH=OFF || return
+  configure -DOFL_BUILD_TESTS=ON -DOFL_BUILD_BENCH=ON -DOFL_BENCH_WITH_TORCH=OFF -DOFL_WITH_CUDA=AUTO || return
   cmake --build "$build_dir" -j "$jobs" || return
   ctest --test-dir "$build_dir" --output-on-failure -j "$jobs" --timeout 600
 }
@@ -133,7 +133,11 @@ fuzz_stage() {
 case "$cmd" in
   demo)
     install_missing "${packages[@]}"
-    configure -DOFL_BUILD_TESTS=OFF -DOFL_BUILD_BENCH=OFF
+    # The demo runs on the CPU: the CUDA kernels (an nvcc pass each) are built only where a GPU is
+    # there to run them (the test command builds them wherever nvcc is found).
+    demo_cuda=OFF
+    nvidia-smi -L >/dev/null 2>&1 && demo_cuda=AUTO
+    configure -DOFL_BUILD_TESTS=OFF -DOFL_BUILD_BENCH=OFF -DOFL_WITH_CUDA="$demo_cuda"
     cmake --build "$build_dir" --target ofl_vm_trace -j "$jobs"
     "$build_dir/tools/vm_trace/ofl_vm_trace"
     ;;
@@ -159,7 +163,7 @@ case "$cmd" in
     ;;
   bench)
     install_missing "${packages[@]}"
-    configure -DOFL_BUILD_TESTS=OFF -DOFL_BUILD_BENCH=ON -DOFL_BENCH_WITH_TORCH=ON
+    configure -DOFL_BUILD_TESTS=OFF -DOFL_BUILD_BENCH=ON -DOFL_BENCH_WITH_TORCH=ON -DOFL_WITH_CUDA=AUTO
     cmake --build "$build_dir" -j "$jobs"
     for b in "$build_dir"/tools/bench/ofl_bench_*; do
       case "$(basename "$b")" in
