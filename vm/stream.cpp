@@ -1,8 +1,5 @@
 #include "vm/stream.h"
 
-#include <algorithm>
-#include <chrono>
-
 #include "vm/instruction.h"
 #include "vm/spin.h"
 #include "vm/virtual_machine.h"
@@ -37,6 +34,7 @@ Stream::Stream(VirtualMachine* vm, Device device, StreamRole role, CachingAlloca
       ring_(kRingCapacity, nullptr) {
   native_ = backend_->create_stream(device_.index());
   worker_ = std::thread([this] { WorkerLoop(); });
+  if (async_) completer_ = std::thread([this] { CompletionLoop(); });
 }
 
 Stream::~Stream() { Stop(); }
@@ -50,8 +48,17 @@ void Stream::Stop() {
     cv_.notify_one();
   }
   if (worker_.joinable()) worker_.join();
+  if (completer_.joinable()) {
+    // It finishes everything launched before it returns (launched work completes without host
+    // action), and it must be gone before the events are destroyed: it may be blocked on one.
+    {
+      std::lock_guard<std::mutex> lock(pending_mu_);
+      completer_stop_ = true;
+    }
+    pending_cv_.notify_one();
+    completer_.join();
+  }
   try {
-    DrainCompletions();
     std::lock_guard<std::mutex> lock(events_mu_);
     for (NativeEvent e : free_events_) backend_->destroy_event(device_.index(), e);
     free_events_.clear();
@@ -94,9 +101,27 @@ void Stream::TrackLaunched(Instruction* instr) {
     vm_->Finish(instr);  // the broken rule a test shows the simulator catches
     return;
   }
-  std::lock_guard<std::mutex> lock(pending_mu_);
-  pending_.push_back(instr);
-  incomplete_.fetch_add(1, std::memory_order_release);
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    pending_.push_back(instr);
+    incomplete_.fetch_add(1, std::memory_order_release);
+    wake = completer_idle_;
+  }
+  // A completion thread that is busy finds this instruction behind the one it waits for.
+  if (wake) pending_cv_.notify_one();
+}
+
+void Stream::FailPendingLocked(const std::exception& e) {
+  // The fault covers the pending instructions and everything launched after them on the stream.
+  const bool failed = dynamic_cast<const DeviceFailed*>(&e) != nullptr;
+  const std::string what = std::string("the device reported a fault: ") + e.what();
+  while (!pending_.empty()) {
+    Instruction* i = pending_.front();
+    pending_.pop_front();
+    incomplete_.fetch_sub(1, std::memory_order_release);
+    vm_->FailLaunched(i, what, failed);
+  }
 }
 
 bool Stream::PollCompletions() {
@@ -113,15 +138,7 @@ bool Stream::PollCompletions() {
     try {
       complete = backend_->query_event(instr->event_);
     } catch (const std::exception& e) {
-      // The fault covers this instruction and everything launched after it on the stream.
-      const bool failed = dynamic_cast<const DeviceFailed*>(&e) != nullptr;
-      const std::string what = std::string("the device reported a fault: ") + e.what();
-      while (!pending_.empty()) {
-        Instruction* i = pending_.front();
-        pending_.pop_front();
-        incomplete_.fetch_sub(1, std::memory_order_release);
-        vm_->FailLaunched(i, what, failed);
-      }
+      FailPendingLocked(e);
       return false;
     }
     if (!complete) return true;
@@ -132,8 +149,57 @@ bool Stream::PollCompletions() {
   return false;
 }
 
-void Stream::DrainCompletions() {
-  while (PollCompletions()) std::this_thread::sleep_for(std::chrono::microseconds(20));
+void Stream::SyncAndPoll(Instruction* instr) {
+  // event_ was written before launched_ was published (the caller saw it) and changes only when
+  // the instruction is destroyed, which the caller's reference prevents. An instruction finished
+  // without recording one (its record failed) is done already, or is about to be.
+  const NativeEvent event = instr->event_;
+  if (!instr->done() && event != nullptr) {
+    try {
+      backend_->synchronize_event(event);
+    } catch (const std::exception& e) {
+      // The backend may report the fault only once (the sim's asynchronous error, CUDA's sticky
+      // one): it is this stream's pending work's now, as if a query had thrown it.
+      std::lock_guard<std::mutex> lock(pending_mu_);
+      FailPendingLocked(e);
+      return;
+    }
+  }
+  PollCompletions();
+}
+
+void Stream::CompletionLoop() {
+  try {
+    backend_->set_device(device_.index());
+  } catch (const std::exception&) {
+    // The worker reports it (the device is marked failed); waiting on events needs no device.
+  }
+  std::vector<InstrRef> preds;
+  std::unique_lock<std::mutex> lock(pending_mu_);
+  for (;;) {
+    if (pending_.empty()) {
+      if (completer_stop_) return;
+      completer_idle_ = true;
+      pending_cv_.wait(lock);
+      completer_idle_ = false;
+      continue;
+    }
+    // Held across the unlocked wait: another thread may finish the front meanwhile, and its
+    // issuer may then retire it; the reference keeps its event from being recycled under us.
+    InstrRef front(pending_.front());
+    // Read while it is pending: once finished, its wait_for belongs to the issuing side (Reap).
+    for (const InstrRef& p : front->wait_for) {
+      if (!p->done()) preds.push_back(p);
+    }
+    lock.unlock();
+    // Its device predecessors finished on the device before its own event; their streams'
+    // completion threads finish them (no cycle: each waits only for lower instruction ids).
+    for (const InstrRef& p : preds) vm_->WaitFinished(p.get());
+    preds.clear();
+    SyncAndPoll(front.get());
+    front.reset();
+    lock.lock();
+  }
 }
 
 void Stream::Push(Instruction* instr) {
@@ -171,21 +237,7 @@ void Stream::WorkerLoop() {
   }
   uint64_t head = head_.load(std::memory_order_relaxed);
   for (;;) {
-    if (head == tail_.load(std::memory_order_acquire) && async_ && PollCompletions()) {
-      // Idle with work on the device: poll its events until new work comes or they complete.
-      // The wait grows from a short spin to 1 ms sleeps, so a long kernel costs no core.
-      int64_t sleep_us = 2;
-      while (head == tail_.load(std::memory_order_acquire) && PollCompletions()) {
-        std::unique_lock<std::mutex> lock(mu_);
-        sleeping_.store(true, std::memory_order_seq_cst);
-        if (head == tail_.load(std::memory_order_seq_cst)) {
-          cv_.wait_for(lock, std::chrono::microseconds(sleep_us));
-        }
-        sleeping_.store(false, std::memory_order_relaxed);
-        sleep_us = std::min<int64_t>(sleep_us * 2, 1000);
-      }
-      continue;
-    }
+    // Idle, even with work on the device: the completion thread observes its completions.
     if (head == tail_.load(std::memory_order_acquire)) {
       const bool got =
           SpinUntil([&] { return head != tail_.load(std::memory_order_acquire); }, spin_ns);
@@ -208,6 +260,7 @@ void Stream::WorkerLoop() {
     while (inline_claim_.load(std::memory_order_acquire)) std::this_thread::yield();
     vm_->Run(instr);
     retired_.store(head, std::memory_order_release);
+    // Work that completed at once (a short kernel) is finished here, with no hand-off.
     if (async_) PollCompletions();
   }
 }

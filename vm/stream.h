@@ -8,9 +8,11 @@
 // On an asynchronous backend an instruction is *launched* when the worker returns from it and
 // *complete* when the event recorded after it completes. The stream keeps its launched,
 // incomplete instructions in launch order (events on one stream complete in that order) and
-// finishes them as their events complete: polled by the worker after each launch and while it is
-// idle, and by any thread that needs the device drained (PollCompletions / DrainCompletions). See
-// vm/THREADING.md for the whole set of rules.
+// finishes them as their events complete. Its completion thread blocks on the device for the
+// oldest of them (synchronize_event), so a completion is observed as it happens without a core
+// spent polling; the worker also polls after each launch, and a thread that waits for one
+// instruction blocks on that instruction's event itself (SyncAndPoll). See vm/THREADING.md for the
+// whole set of rules.
 #pragma once
 
 #include <atomic>
@@ -88,14 +90,23 @@ class Stream {
   // Finishes (VirtualMachine::Finish) every tracked instruction whose event completed, in launch
   // order, without blocking on the device. Any thread. Returns whether some are still incomplete.
   bool PollCompletions();
-  // Polls until every instruction launched so far completed. Any thread.
-  void DrainCompletions();
+  // Blocks the calling thread on the device (synchronize_event) until the event of `instr`, an
+  // instruction launched on this stream and kept alive by the caller, completed, then polls. A
+  // fault the device reports there fails this stream's pending work, as a faulting query does. Any
+  // thread; returns at once when instr is done already.
+  void SyncAndPoll(Instruction* instr);
   int64_t incomplete() const { return incomplete_.load(std::memory_order_acquire); }
   // Completion events are reused: an instruction returns its event when it is destroyed.
   void RecycleEvent(NativeEvent event);
 
  private:
   void WorkerLoop();
+  // The completion thread of an asynchronous stream: waits for the oldest pending instruction's
+  // cross-stream predecessors to finish, blocks on its event, finishes it (and whatever else
+  // completed), and sleeps while nothing is pending. Returns once stopped with nothing pending.
+  void CompletionLoop();
+  // Fails every pending instruction with the fault `e` the device reported; holds pending_mu_.
+  void FailPendingLocked(const std::exception& e);
   NativeEvent TakeEvent();
 
   VirtualMachine* vm_;
@@ -127,6 +138,12 @@ class Stream {
   std::mutex pending_mu_;
   std::deque<Instruction*> pending_;
   std::atomic<int64_t> incomplete_{0};
+  // The completion thread (asynchronous streams only) sleeps on pending_cv_ while pending_ is
+  // empty; both flags are guarded by pending_mu_.
+  std::condition_variable pending_cv_;
+  bool completer_idle_ = false;
+  bool completer_stop_ = false;
+  std::thread completer_;
   std::mutex events_mu_;
   std::vector<NativeEvent> free_events_;
 };

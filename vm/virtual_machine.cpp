@@ -335,15 +335,11 @@ void VirtualMachine::WaitForPredecessors(Instruction* instr) {
     Stream* ps = p->stream();
     if (!(self->async() && ps->async() && ps->device() == self->device())) {
       // Another device or the host: its work must be complete.
-      if (self->async()) {
-        WaitPolling(self, [p] { return p->done_.load(std::memory_order_seq_cst); });
-      } else {
-        WaitDone(p);
-      }
+      WaitFinished(p);
       continue;
     }
     // The same asynchronous device: wait on the device, never for completion on the host.
-    WaitPolling(self, [p] { return p->launched_.load(std::memory_order_seq_cst); });
+    WaitLaunched(p);
     if (p->done() || p->event_ == nullptr) continue;
     if (broken_rule_ == BrokenRule::kNoDeviceWait) continue;
     try {
@@ -351,7 +347,7 @@ void VirtualMachine::WaitForPredecessors(Instruction* instr) {
     } catch (const std::exception& e) {
       Logger().warn("[#{} {}] stream_wait_event failed ({}); waiting for #{} on the host instead",
                     instr->id(), self->name(), e.what(), p->id());
-      WaitPolling(self, [p] { return p->done_.load(std::memory_order_seq_cst); });
+      WaitFinished(p);
     }
   }
 }
@@ -454,28 +450,6 @@ void VirtualMachine::FinishRun(Instruction* instr, bool log_debug) {
   } else {
     Finish(instr);
   }
-}
-
-template <class Ready>
-void VirtualMachine::WaitPolling(Stream* self, Ready&& ready) {
-  if (SpinUntil(
-          [&] {
-            self->PollCompletions();
-            return ready();
-          },
-          spin_ns_))
-    return;
-  // What this worker waits for may itself wait for work launched earlier on this stream, whose
-  // completion nobody else observes: keep finishing it while waiting.
-  waiters_.fetch_add(1, std::memory_order_seq_cst);
-  int64_t sleep_us = 2;
-  while (!ready()) {
-    self->PollCompletions();
-    std::unique_lock<std::mutex> lock(done_mu_);
-    done_cv_.wait_for(lock, std::chrono::microseconds(sleep_us), ready);
-    sleep_us = std::min<int64_t>(sleep_us * 2, 1000);
-  }
-  waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void VirtualMachine::PublishLaunched(Instruction* instr) {

@@ -143,6 +143,11 @@ class VirtualMachine {
   // the error is kept for the next wait) and is finished. `device_failed`: the device cannot
   // recover; every later op on it throws DeviceError naming this first fault.
   void FailLaunched(Instruction* instr, const std::string& what, bool device_failed);
+  // Waits without a timeout until instr is complete: spins briefly, then on an asynchronous stream
+  // blocks on the device for its event once it launched (Stream::SyncAndPoll), then on done_cv_.
+  // A worker waiting for a predecessor on another device; a completion thread waiting for one
+  // on another stream of its device. instr must be kept alive by the caller.
+  void WaitFinished(Instruction* instr);
   // Waits until every instruction launched so far on the device's streams completed (and the
   // blocks they freed are back in the pool). Any thread, including a worker.
   void DrainDevice(const Device& device);
@@ -203,10 +208,8 @@ class VirtualMachine {
   void WaitDone(Instruction* instr);
   // Waits without a timeout until the instruction is launched (a predecessor on the same device).
   void WaitLaunched(Instruction* instr);
-  // A worker of an asynchronous stream waiting (no timeout) until ready(): it keeps finishing its
-  // own stream's completed work meanwhile, which what it waits for may depend on.
-  template <class Ready>
-  void WaitPolling(Stream* self, Ready&& ready);
+  // Whether instr is done, after polling its stream when it launched on an asynchronous one.
+  bool PolledDone(Instruction* instr);
   // Run's steps, in order.
   // Waits for instr's cross-stream predecessors: on the device when they are on the same
   // asynchronous device, else until they are complete.

@@ -118,6 +118,24 @@ void VirtualMachine::WaitForCapacity() {
   throw Error(msg);
 }
 
+bool VirtualMachine::PolledDone(Instruction* instr) {
+  if (instr->done()) return true;
+  Stream* s = instr->stream();
+  if (!s->async() || !instr->launched()) return false;
+  // Observing the completion here costs no hand-off from the stream's completion thread.
+  s->PollCompletions();
+  return instr->done();
+}
+
+void VirtualMachine::WaitFinished(Instruction* instr) {
+  if (SpinUntil([&] { return PolledDone(instr); }, spin_ns_)) return;
+  if (instr->stream()->async()) {
+    WaitLaunched(instr);
+    instr->stream()->SyncAndPoll(instr);
+  }
+  WaitDone(instr);
+}
+
 void VirtualMachine::WaitDone(Instruction* instr) {
   if (SpinUntil([&] { return instr->done(); }, spin_ns_)) return;
   waiters_.fetch_add(1, std::memory_order_seq_cst);
@@ -139,9 +157,21 @@ void VirtualMachine::WaitLaunched(Instruction* instr) {
 }
 
 void VirtualMachine::WaitDoneOrReport(Instruction* instr) {
-  // The healthy path is WaitDone's: spin, then sleep until a completion wakes us.
-  if (SpinUntil([&] { return instr->done(); }, spin_ns_)) return;
-  if (WaitWithProgress([&] { return instr->done_.load(std::memory_order_seq_cst); })) return;
+  // The healthy path is WaitFinished's: spin, then sleep until a completion wakes us, on an
+  // asynchronous stream in the backend's own wait for the instruction's event once it launched.
+  if (SpinUntil([&] { return PolledDone(instr); }, spin_ns_)) return;
+  bool progressing = true;
+  if (instr->stream()->async()) {
+    // Launched, it waits for nothing but device work issued before it, which completes without
+    // host action: no hang report covers that part, as none does in cudaEventSynchronize.
+    progressing =
+        WaitWithProgress([&] { return instr->launched_.load(std::memory_order_seq_cst); });
+    if (progressing) instr->stream()->SyncAndPoll(instr);
+  }
+  if (progressing &&
+      WaitWithProgress([&] { return instr->done_.load(std::memory_order_seq_cst); })) {
+    return;
+  }
   bool started = false;
   const std::string report =
       AbandonAndReport(instr, wait_timeout_ns_.load(std::memory_order_relaxed), &started);

@@ -216,7 +216,12 @@ struct HostRead {
       auto* to = static_cast<char*>(dst);
       // Fresh memory is faulted in here, by one thread, first: page faults taken by several
       // threads at once in one region cost twice as much (the whole copy is overwritten anyway).
-      if (nbytes >= kReadGrainBytes) PrefaultForWrite(to, nbytes);
+      if (nbytes < kReadGrainBytes) {
+        // One grain: a loop's set-up in oneTBB costs more than a small copy (item(), tolist()).
+        std::memcpy(to, from, nbytes);
+        return;
+      }
+      PrefaultForWrite(to, nbytes);
       kernels::ParallelFor(tbb::blocked_range<size_t>(0, nbytes, kReadGrainBytes),
                            [&](const tbb::blocked_range<size_t>& r) {
                              std::memcpy(to + r.begin(), from + r.begin(), r.size());

@@ -41,16 +41,8 @@ def _values(self):
     return bfloat16_bits_to_float32(a) if self.dtype is _C.bfloat16 else a
 
 
-def tolist(self):
-    return _values(self).tolist()
-
-
-def item(self):
-    if self.numel() != 1:
-        raise _C.InvalidArgument(
-            f"item: a tensor with {self.numel()} elements cannot be converted to a Python number"
-        )
-    return _values(self).reshape(()).item()
+# item() and tolist() are the extension's (python/src/host_reads.cpp): they make Python numbers
+# straight from the elements, with no numpy array in between.
 
 
 def __bool__(self):
@@ -58,21 +50,21 @@ def __bool__(self):
         raise _C.InvalidArgument(
             f"bool: the truth value of a tensor with {self.numel()} elements is ambiguous"
         )
-    return builtins.bool(item(self))
+    return builtins.bool(self.item())
 
 
 def __float__(self):
-    return builtins.float(item(self))
+    return builtins.float(self.item())
 
 
 def __int__(self):
-    return builtins.int(item(self))
+    return builtins.int(self.item())
 
 
 def __index__(self):
     if self.dtype.is_floating_point or self.dtype is _C.bool:
         raise TypeError(f"only integer tensors of a single element can be an index, not {self.dtype}")
-    return builtins.int(item(self))
+    return builtins.int(self.item())
 
 
 # PyTorch prints its default dtypes without naming them.
@@ -109,7 +101,7 @@ def __repr__(self):
 def __format__(self, spec):
     """A 0-dim tensor formats as its number (f"{loss:.4f}"), as torch.Tensor.__format__."""
     if self.ndim == 0:
-        return item(self).__format__(spec)
+        return self.item().__format__(spec)
     return object.__format__(self, spec)
 
 
@@ -340,8 +332,6 @@ Tensor.__dlpack__ = __dlpack__
 Tensor.__dlpack_device__ = __dlpack_device__
 Tensor.numpy = numpy
 Tensor.__array__ = __array__
-Tensor.tolist = tolist
-Tensor.item = item
 Tensor.__bool__ = __bool__
 Tensor.__float__ = __float__
 Tensor.__int__ = __int__

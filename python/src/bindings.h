@@ -127,10 +127,14 @@ PyObject* RaiseCurrent();
 // naming `fn` for anything else.
 void AddInPlace(Tensor& t, nb::handle other, const char* fn);
 void SubInPlace(Tensor& t, nb::handle other, const char* fn);
-// Page-aligned host memory of at least `bytes` for a numpy array numpy() returns, at *data; the
-// capsule owns it (the array's base). A large buffer goes back to a bounded cache when the capsule
-// dies, so the next array of its size finds its pages mapped (host_buffers.cpp).
-nb::capsule TakeHostBuffer(size_t bytes, void** data);
+// Page-aligned host memory of at least `bytes` for a numpy array numpy() returns; *rounded is the
+// size to give back. A large buffer goes back to a bounded cache, so the next array of its size
+// finds its pages mapped (host_buffers.cpp). Neither needs the GIL (a read takes the memory only
+// once the values are ready, on whichever thread copies them); std::bad_alloc when out of memory.
+void* TakeHostMemory(size_t bytes, size_t* rounded);
+void GiveBackHostMemory(void* data, size_t rounded) noexcept;
+// A capsule that owns memory from TakeHostMemory (an array's base) and gives it back when it dies.
+nb::capsule HostMemoryCapsule(void* data, size_t rounded);
 void EmptyHostBufferCache();    // frees the cached buffers (ofl.empty_cache("cpu"))
 size_t HostBufferCacheBytes();  // the bytes cached now
 
@@ -141,6 +145,8 @@ void BindErrors(nb::module_& m);
 void BindTypes(nb::module_& m);
 void BindTensor(nb::module_& m);
 void BindFunctions(nb::module_& m);
+// Tensor.item(), Tensor.tolist() and _C._to_numpy (host_reads.cpp).
+void BindHostReads(nb::module_& m, nb::handle tensor_type);
 void BindRuntime(nb::module_& m);
 void BindGlobal(nb::module_& m);
 void BindDlpack(nb::module_& m);

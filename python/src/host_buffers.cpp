@@ -39,34 +39,42 @@ struct Buffer {
 
 }  // namespace
 
-nb::capsule TakeHostBuffer(size_t bytes, void** data) {
-  const size_t rounded = Rounded(bytes == 0 ? 1 : bytes);
+void* TakeHostMemory(size_t bytes, size_t* rounded) {
+  const size_t n = Rounded(bytes == 0 ? 1 : bytes);
   void* p = nullptr;
-  if (rounded >= kCachedMin) {
+  if (n >= kCachedMin) {
     Cache& c = TheCache();
     std::lock_guard<std::mutex> lock(c.mu);
-    auto it = c.free.find(rounded);
+    auto it = c.free.find(n);
     if (it != c.free.end()) {
       p = it->second;
-      c.bytes -= rounded;
+      c.bytes -= n;
       c.free.erase(it);
     }
   }
-  if (p == nullptr && posix_memalign(&p, kPage, rounded) != 0) throw std::bad_alloc();
-  *data = p;
-  return nb::capsule(new Buffer{p, rounded}, [](void* b) noexcept {
-    auto* buf = static_cast<Buffer*>(b);
-    bool kept = false;
-    if (buf->bytes >= kCachedMin) {
-      Cache& c = TheCache();
-      std::lock_guard<std::mutex> lock(c.mu);
-      if (c.bytes + buf->bytes <= kCacheLimit) {
-        c.free.emplace(buf->bytes, buf->data);
-        c.bytes += buf->bytes;
-        kept = true;
-      }
+  if (p == nullptr && posix_memalign(&p, kPage, n) != 0) throw std::bad_alloc();
+  *rounded = n;
+  return p;
+}
+
+void GiveBackHostMemory(void* data, size_t rounded) noexcept {
+  if (rounded >= kCachedMin) {
+    Cache& c = TheCache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (c.bytes + rounded <= kCacheLimit) {
+      c.free.emplace(rounded, data);
+      c.bytes += rounded;
+      return;
     }
-    if (!kept) std::free(buf->data);
+  }
+  std::free(data);
+}
+
+nb::capsule HostMemoryCapsule(void* data, size_t rounded) {
+  auto* buf = new Buffer{data, rounded};
+  return nb::capsule(buf, [](void* b) noexcept {
+    auto* buf = static_cast<Buffer*>(b);
+    GiveBackHostMemory(buf->data, buf->bytes);
     delete buf;
   });
 }

@@ -2,8 +2,8 @@
 // before it issues work. Op calls keep the GIL (ReleaseIfGlobal, bindings.h); calls that copy bulk
 // data or run a backward release it. The operators are the class's number slots (operators.cpp),
 // the hottest methods raw vectorcall functions (fastcall.cpp), and the methods written in Python
-// (numpy, tolist, item, __repr__, __getitem__, ...) are added by oneflow_lite/_tensor.py.
-#include <nanobind/ndarray.h>
+// (numpy, __repr__, __getitem__, ...) are added by oneflow_lite/_tensor.py; item, tolist and the
+// numpy read are host_reads.cpp's.
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -23,25 +23,6 @@ nb::tuple IntTuple(const int64_t* v, size_t n) {
   if (t == nullptr) throw nb::python_error();
   for (size_t i = 0; i < n; ++i) PyTuple_SET_ITEM(t, i, PyLong_FromLongLong(v[i]));
   return nb::steal<nb::tuple>(t);
-}
-
-// The numpy element type of a dtype's values (bfloat16 as uint16: numpy has no bfloat16).
-nb::dlpack::dtype NumpyDType(DType d) {
-  using Code = nb::dlpack::dtype_code;
-  const uint8_t bits = static_cast<uint8_t>(element_size(d) * 8);
-  switch (d) {
-    case DType::kBool:
-      return {static_cast<uint8_t>(Code::Bool), bits, 1};
-    case DType::kUInt8:
-    case DType::kBFloat16:
-      return {static_cast<uint8_t>(Code::UInt), bits, 1};
-    case DType::kFloat16:
-    case DType::kFloat32:
-    case DType::kFloat64:
-      return {static_cast<uint8_t>(Code::Float), bits, 1};
-    default:
-      return {static_cast<uint8_t>(Code::Int), bits, 1};
-  }
 }
 
 // The `sbp` argument of to_global: one sbp, or a tuple/list holding one.
@@ -269,20 +250,6 @@ void BindTensor(nb::module_& m) {
   // The values as a new numpy array (bfloat16 as its uint16 bits) in host memory the array owns
   // (host_buffers.cpp: a large array's memory is reused once it died, with its pages mapped).
   // Waits for the writers; a global tensor's logical values (a collective).
-  m.def("_to_numpy", [](const Tensor& t) {
-    const Shape& shape = t.shape();
-    std::vector<size_t> dims(shape.begin(), shape.end());
-    const size_t nbytes = static_cast<size_t>(t.numel()) * element_size(t.dtype());
-    void* data = nullptr;
-    nb::capsule owner = TakeHostBuffer(nbytes, &data);
-    {
-      Release r;
-      t.copy_to_host(data, nbytes);
-    }
-    return nb::ndarray<nb::numpy>(data, dims.size(), dims.data(), owner, nullptr,
-                                  NumpyDType(t.dtype()))
-        .cast();
-  });
   m.def("_host_buffer_cache_bytes", &HostBufferCacheBytes);
 }
 

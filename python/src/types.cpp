@@ -267,4 +267,5 @@ NB_MODULE(_C, m) {
   BindDlpack(m);
   BindBenchCalls(m);
   BindFastCalls(m, m.attr("Tensor"));
+  BindHostReads(m, m.attr("Tensor"));
 }

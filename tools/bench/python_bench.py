@@ -15,6 +15,8 @@ Cases, per call on tiny tensors (1000 calls, then one sync; torch is synchronous
 intra-op thread, after every ofl case). Each statement is inlined in a for loop, as timeit does:
   x.expand(2, 4, 5, 3).contiguous(), x.repeat(2, 1, 2, 1) with x of shape (4, 1, 3),
   empty(4, 3), (a + b).sum().backward() with a, b of shape (4, 1, 3) requiring grad.
+Reads of a finished tiny tensor (1000 calls): s.item() of a computed 0-dim tensor, b.tolist() of
+12 floats, and the round trip (b + 1).sum().item(), against the same torch calls.
 Copies of 64 MiB: ofl.from_numpy(a) against np.copyto into an array numpy allocated before,
 t.numpy() against a.copy() (both allocate the destination); from_dlpack of 1 KiB and 64 MiB.
 """
@@ -108,6 +110,25 @@ def child():
     for name, (_, f_torch) in cases.items():
         out[name]["torch"] = per_call_ns(f_torch, nothing)
 
+    # Reads, ofl and torch alternating per repetition (no C++ counterpart: the read is the point).
+    s, ts = (b + 1).sum().detach(), (tb + 1).sum().detach()
+    b12, tb12 = x.reshape(12), tx.reshape(12)
+    ofl.sync()
+    env.update({"s": s, "ts": ts, "b12": b12, "tb12": tb12})
+    for name, s_ofl, s_torch in (
+        ("read_item", "s.item()", "ts.item()"),
+        ("read_tolist", "b12.tolist()", "tb12.tolist()"),
+        ("read_add_sum_item", "(b12 + 1).sum().item()", "(tb12 + 1).sum().item()"),
+    ):
+        f_ofl, f_torch = compile_loop(s_ofl, env), compile_loop(s_torch, env)
+        loop_ns(f_ofl, nothing)
+        loop_ns(f_torch, nothing)
+        o, t = [], []
+        for _ in range(REPS):
+            o.append(loop_ns(f_ofl, nothing))
+            t.append(loop_ns(f_torch, nothing))
+        out[name] = {"ofl": statistics.median(o), "torch": statistics.median(t)}
+
     src = np.random.default_rng(0).integers(0, 255, size=BIG, dtype=np.uint8).view(np.float32)
     dst = np.empty_like(src)
     t = ofl.from_numpy(src)
@@ -165,6 +186,18 @@ def main():
         print(f"| {name[3:]} | {o[0]:.0f} / {o[1]:.0f} | {c[0]:.0f} / {c[1]:.0f} | "
               f"{d[0]:.0f} / {d[1]:.0f} | {d[0] / n:.0f} / {d[1] / n:.0f} | "
               f"{t[0]:.0f} / {t[1]:.0f} | "
+              f"{ratio[0]:.2f}x / {ratio_worst:.2f}x |")
+    print()
+    print("| read (tiny, finished) | ofl from Python (ns) | torch from Python (ns) | torch / ofl |")
+    print("| --- | --- | --- | --- |")
+    for name, label in (("read_item", "`s.item()` of a computed 0-dim tensor"),
+                        ("read_tolist", "`b.tolist()` of 12 floats"),
+                        ("read_add_sum_item", "`(b + 1).sum().item()`")):
+        o = col(lambda r: r["py"][name]["ofl"])
+        t = col(lambda r: r["py"][name]["torch"])
+        ratio = col(lambda r: r["py"][name]["torch"] / r["py"][name]["ofl"])
+        ratio_worst = min(r["py"][name]["torch"] / r["py"][name]["ofl"] for r in runs)
+        print(f"| {label} | {o[0]:.0f} / {o[1]:.0f} | {t[0]:.0f} / {t[1]:.0f} | "
               f"{ratio[0]:.2f}x / {ratio_worst:.2f}x |")
     print()
     print("| copy of 64 MiB | ofl (ms) | numpy (ms) | ofl / numpy |")
