@@ -5,6 +5,8 @@
 // placements; a build without MPI, or a program not started by mpiexec, is a world of one process.
 #pragma once
 
+#include <string>
+
 #include "oneflow_lite/dtype.h"
 #include "oneflow_lite/placement.h"
 #include "oneflow_lite/shape.h"
@@ -18,6 +20,15 @@ void init_distributed();
 // This process's rank and the number of processes: 0 and 1 when not launched under MPI.
 int rank();
 int world_size();
+// Ends every rank of the job at once because this one cannot go on (an exception nothing caught,
+// while the other ranks may be waiting for this one inside a collective: a normal exit would then
+// wait for them in MPI_Finalize until the hang timeout, or forever). Logs `why` naming this rank,
+// tells the other ranks (each logs which rank ended the job, and why), then MPI_Abort: mpiexec
+// ends the job with a non-zero status. Python's package calls it when the program ends with an
+// uncaught exception; a C++ program calls it from its own handler, e.g. around main's body:
+//   catch (const std::exception& e) { ofl::abort_job(e.what()); throw; }
+// Returns, doing nothing, when there is no job to end (one process, or before init_distributed).
+void abort_job(const std::string& why);
 
 // A global tensor of the given logical shape whose shards are allocated (not initialised) on the
 // placement's ranks; ranks outside the placement hold an empty shard.

@@ -363,7 +363,8 @@ void VirtualMachine::BeginTrace(Instruction* instr) {
 VmErrorPtr VirtualMachine::PoisonOf(Instruction* instr) {
   InstructionPolicy* policy = instr->policy();
   VmErrorPtr poison;
-  // Races with AbandonAndReport's compare-and-swap: exactly one of the two wins.
+  // Races with the compare-and-swap of a waiter that gives up (AbandonAndReport, or an interrupted
+  // wait for a copy of the caller's memory): exactly one of the two wins.
   uint8_t queued = Instruction::kQueued;
   if (!instr->run_state_.compare_exchange_strong(queued, Instruction::kStarted,
                                                  std::memory_order_seq_cst)) {
@@ -372,8 +373,8 @@ VmErrorPtr VirtualMachine::PoisonOf(Instruction* instr) {
     err->instruction_id = instr->id();
     err->message = policy->op_name() + " (instruction #" + std::to_string(instr->id()) + ", " +
                    policy->policy_name() + " on " + instr->stream()->name() +
-                   ") was not run: a wait for it gave up with a hang report";
-    err->reported.store(true);  // the hang report was the error its waiter got
+                   ") was not run: a wait for it gave up (a hang report, or an interrupted wait)";
+    err->reported.store(true);  // its waiter got the hang report (or the interruption) instead
     Logger().warn("[#{} {}] {}", instr->id(), instr->stream()->name(), err->message);
     poison = std::move(err);  // skipped like an instruction with a poisoned input
   } else if (devices_.any_device_failed() && !policy->RunsOnPoisonedInputs() &&

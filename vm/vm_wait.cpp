@@ -25,11 +25,13 @@ namespace ofl {
 namespace {
 std::atomic<void (*)()> before_wait{nullptr};
 std::atomic<void (*)()> after_wait{nullptr};
+std::atomic<bool (*)()> interrupted_wait{nullptr};
 }  // namespace
 
 void set_wait_hooks(const WaitHooks& hooks) {
   before_wait.store(hooks.before, std::memory_order_release);
   after_wait.store(hooks.after, std::memory_order_release);
+  interrupted_wait.store(hooks.interrupted, std::memory_order_release);
 }
 
 }  // namespace ofl
@@ -40,12 +42,16 @@ namespace {
 // The program's wait hooks (ofl::set_wait_hooks) around one wait of an issuing thread. Made only
 // where no lock of the VM is held, so a binding that takes its interpreter lock back in `after`
 // never holds that lock while it waits for one of ours (THREADING.md, "Waits and bindings").
+thread_local int hook_scopes = 0;  // WaitHookScopes open on this thread
+
 class WaitHookScope {
  public:
   WaitHookScope() : after_(after_wait.load(std::memory_order_acquire)) {
     if (void (*before)() = before_wait.load(std::memory_order_acquire)) before();
+    ++hook_scopes;
   }
   ~WaitHookScope() {
+    --hook_scopes;
     if (after_ != nullptr) after_();
   }
   WaitHookScope(const WaitHookScope&) = delete;
@@ -54,6 +60,12 @@ class WaitHookScope {
  private:
   void (*after_)();
 };
+
+// The program's `interrupted` hook, for a wait inside a WaitHookScope (a wait of the program's
+// own thread, between its `before` and `after`); null elsewhere.
+bool (*InterruptHook())() {
+  return hook_scopes > 0 ? interrupted_wait.load(std::memory_order_acquire) : nullptr;
+}
 
 std::string Describe(const Instruction* instr) {
   return "#" + std::to_string(instr->id()) + " " + instr->policy()->policy_name() + " " +
@@ -75,18 +87,36 @@ bool VirtualMachine::WaitWithProgress(Ready&& ready) {
     ~Leave() { waiters.fetch_sub(1, std::memory_order_relaxed); }
   } leave{waiters_};
   const int64_t timeout_ns = wait_timeout_ns_.load(std::memory_order_relaxed);
-  if (timeout_ns <= 0) {
+  bool (*const interrupted)() = InterruptHook();
+  if (timeout_ns <= 0 && interrupted == nullptr) {
     std::unique_lock<std::mutex> lock(done_mu_);
     done_cv_.wait(lock, ready);
     return true;
   }
   // Progress is sampled once per window: a window in which nothing completed anywhere is a hang.
+  // With an `interrupted` hook the sleep is cut into polls, the hook asked after each.
   uint64_t completed = CompletedCount();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
   for (;;) {
+    auto until = deadline;
+    bool poll = false;
+    if (interrupted != nullptr) {
+      const auto next_poll =
+          std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitInterruptPollMs);
+      poll = timeout_ns <= 0 || next_poll < deadline;
+      if (poll) until = next_poll;
+    }
     {
       std::unique_lock<std::mutex> lock(done_mu_);
-      if (done_cv_.wait_until(lock, deadline, ready)) return true;
+      if (done_cv_.wait_until(lock, until, ready)) return true;
+    }
+    if (poll) {
+      if (interrupted()) {
+        throw WaitInterrupted(
+            "the wait was interrupted (the wait hooks' `interrupted`: a signal); the awaited work "
+            "goes on in the background");
+      }
+      continue;
     }
     const uint64_t now_completed = CompletedCount();
     if (now_completed == completed) return false;
@@ -161,16 +191,33 @@ void VirtualMachine::WaitDoneOrReport(Instruction* instr) {
   // asynchronous stream in the backend's own wait for the instruction's event once it launched.
   if (SpinUntil([&] { return PolledDone(instr); }, spin_ns_)) return;
   bool progressing = true;
-  if (instr->stream()->async()) {
-    // Launched, it waits for nothing but device work issued before it, which completes without
-    // host action: no hang report covers that part, as none does in cudaEventSynchronize.
-    progressing =
-        WaitWithProgress([&] { return instr->launched_.load(std::memory_order_seq_cst); });
-    if (progressing) instr->stream()->SyncAndPoll(instr);
-  }
-  if (progressing &&
-      WaitWithProgress([&] { return instr->done_.load(std::memory_order_seq_cst); })) {
-    return;
+  try {
+    if (instr->stream()->async()) {
+      // Launched, it waits for nothing but device work issued before it, which completes without
+      // host action: no hang report covers that part, as none does in cudaEventSynchronize.
+      progressing =
+          WaitWithProgress([&] { return instr->launched_.load(std::memory_order_seq_cst); });
+      // The backend's wait cannot be interrupted: where the program asks to be (an `interrupted`
+      // hook: Python's Ctrl-C), the wait sleeps on done_cv_ in polls instead, woken by the
+      // stream's completion thread, which blocks in that same backend wait (THREADING.md).
+      if (progressing && InterruptHook() == nullptr) instr->stream()->SyncAndPoll(instr);
+    }
+    if (progressing &&
+        WaitWithProgress([&] { return instr->done_.load(std::memory_order_seq_cst); })) {
+      return;
+    }
+  } catch (const WaitInterrupted&) {
+    // The caller may free its memory as soon as the exception reaches it: a copy into or out of
+    // it that has not started is dropped (as a hang report drops it), one that has is waited for.
+    if (!instr->done() && instr->policy()->TouchesCallerMemory()) {
+      uint8_t queued = Instruction::kQueued;
+      if (!instr->policy()->Abandonable() ||
+          !instr->run_state_.compare_exchange_strong(queued, Instruction::kAbandoned,
+                                                     std::memory_order_seq_cst)) {
+        WaitDone(instr);
+      }
+    }
+    throw;
   }
   bool started = false;
   const std::string report =

@@ -5,6 +5,7 @@
 // every rank instead of leaving the others waiting inside a collective.
 #include "kernels/collective/collectives.h"
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstdlib>
@@ -369,6 +370,8 @@ bool CollectiveChecksEnabled() {
   return v == 1;
 }
 
+void SetCollectiveChecks(bool on) { GetState().checks.store(on ? 1 : 0); }
+
 CollectiveChecksSetting AgreeOnCollectiveChecks(const std::vector<int>& per_rank) {
   CollectiveChecksSetting out;
   std::vector<int> on, off;
@@ -379,8 +382,9 @@ CollectiveChecksSetting AgreeOnCollectiveChecks(const std::vector<int>& per_rank
   if (!on.empty() && !off.empty()) {
     out.warning = "OFL_CHECK_COLLECTIVES is on for rank(s) " + Join(on) + " but not for rank(s) " +
                   Join(off) +
-                  ": collective checks are on for every rank (they are a world-wide exchange; "
-                  "set the variable alike on every rank, e.g. mpiexec -x OFL_CHECK_COLLECTIVES=1)";
+                  ": collective checks are on for every rank (they change the exchange before "
+                  "every collective, so they are on everywhere or nowhere; to turn them off, set "
+                  "OFL_CHECK_COLLECTIVES=0 on every rank, e.g. mpiexec -x OFL_CHECK_COLLECTIVES=0)";
   }
   return out;
 }
@@ -425,8 +429,9 @@ void InitProcessGroup() {
   if (s.bfloat16_sum == MPI_OP_NULL) {
     CheckMpi(MPI_Op_create(&HalfSum<bfloat16>, 1, &s.bfloat16_sum), "MPI_Op_create", nullptr);
   }
-  // OFL_CHECK_COLLECTIVES adds an exchange to every collective: a rank without it would pair its
-  // next collective with another rank's check. Every rank takes the same decision.
+  // OFL_CHECK_COLLECTIVES changes what the agreement before every collective exchanges: a rank
+  // without it would pair a short exchange with another rank's long one. Every rank takes the
+  // same decision.
   const int mine = LocalChecksSetting() ? 1 : 0;
   std::vector<int> all(static_cast<size_t>(size), mine);
   if (size > 1) {
@@ -463,6 +468,19 @@ int NodeLocalRank() {
   return local != nullptr ? std::atoi(local) : WorldRank();
 }
 
+void AbortJob(const std::string& why, double grace_s) {
+  State& s = GetState();
+  if (!s.initialized || s.finalized || s.size < 2) return;
+#ifdef OFL_WITH_MPI
+  LogError("rank " + std::to_string(s.rank.load()) + " ends the job (MPI_Abort): " + why);
+  NotifyJobFailure(why, grace_s);
+  MPI_Abort(MPI_COMM_WORLD, 1);
+#else
+  (void)why;
+  (void)grace_s;
+#endif
+}
+
 void FinalizeProcessGroup() {
   State& s = GetState();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -481,6 +499,26 @@ std::vector<int> GatherStatus(int status, const std::vector<int>& ranks, int cha
   std::unique_lock<std::mutex> lock = SerializeMpi();
   CheckMpi(MPI_Allgather(&status, 1, MPI_INT, all.data(), 1, MPI_INT, comm), "MPI_Allgather",
            &call);
+#else
+  (void)channel;
+#endif
+  return all;
+}
+
+std::vector<int64_t> GatherWords(const std::vector<int64_t>& mine, const std::vector<int>& ranks,
+                                 int channel) {
+  Call call{"GatherWords", ranks, DType::kInt64, static_cast<int64_t>(mine.size())};
+  const int me = CheckPlacement(call);
+  CheckCount(call, "count", call.count);
+  std::vector<int64_t> all(ranks.size() * mine.size(), 0);
+  std::copy(mine.begin(), mine.end(), all.begin() + static_cast<ptrdiff_t>(me * mine.size()));
+  if (ranks.size() == 1 || mine.empty()) return all;
+#ifdef OFL_WITH_MPI
+  const MPI_Comm comm = GetComm(call, channel);
+  const int n = static_cast<int>(mine.size());
+  std::unique_lock<std::mutex> lock = SerializeMpi();
+  CheckMpi(MPI_Allgather(mine.data(), n, MPI_INT64_T, all.data(), n, MPI_INT64_T, comm),
+           "MPI_Allgather", &call);
 #else
   (void)channel;
 #endif

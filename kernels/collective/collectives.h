@@ -44,16 +44,27 @@ int NodeLocalRank();
 void FinalizeProcessGroup();
 // Whether the library was built with MPI (false: one-process world).
 bool BuiltWithMpi();
+// Ends the whole job because this rank cannot go on (a program that ends with an uncaught
+// exception while the other ranks may wait for it in a collective: finalising MPI would then wait
+// for them forever). Logs `why` as an error naming this rank, tells the other ranks (each logs
+// which rank ended the job and why: NotifyJobFailure, watchdog.h), gives them up to `grace_s`
+// seconds to confirm, then calls MPI_Abort(MPI_COMM_WORLD, 1). Returns without doing anything when
+// there is no job to end: one process, no MPI, a group not started or already finalized.
+void AbortJob(const std::string& why, double grace_s = 2.0);
 
 // Run inside the program's MPI_Finalize before the process group is torn down (see
 // InitProcessGroup); set once by the layer that issues collectives
 // (oneflow_lite/functional/collective_policy.cpp).
 void SetBeforeMpiFinalizeHook(std::function<void()> hook);
 
-// Whether collectives are checked for order and fingerprint (OFL_CHECK_COLLECTIVES). Before
-// InitProcessGroup (and in a one-process world) it is this process's own setting; InitProcessGroup
-// makes it the same on every rank: on when any rank has it on.
+// Whether collectives are checked for order and fingerprint (OFL_CHECK_COLLECTIVES, on unless
+// set to 0). Before InitProcessGroup (and in a one-process world) it is this process's own
+// setting; InitProcessGroup makes it the same on every rank: on when any rank has it on.
 bool CollectiveChecksEnabled();
+// Overrides the setting, for benchmarks that time a collective with and without the check in one
+// run. Every rank must make the same call at the same point of its program, with no collective in
+// flight: the check changes what the agreement before each collective exchanges.
+void SetCollectiveChecks(bool on);
 // The world-wide decision from every rank's own setting (per_rank[r]: rank r has it on): `on` for
 // every rank, and a warning (the same on every rank; empty when all agree) naming the ranks that
 // set it and those that did not.
@@ -69,6 +80,10 @@ CollectiveChecksSetting AgreeOnCollectiveChecks(const std::vector<int>& per_rank
 // at the same time (each stream that runs collectives uses its own): each channel has its own
 // communicator. One member: {status}, with no message.
 std::vector<int> GatherStatus(int status, const std::vector<int>& ranks, int channel);
+// The same with `mine.size()` int64 words per member (the same count on every member): returns
+// every member's words, member after member in list order.
+std::vector<int64_t> GatherWords(const std::vector<int64_t>& mine, const std::vector<int>& ranks,
+                                 int channel);
 
 // The channel of the collective streams of a device type: 0 for the CPU's (the data collectives'
 // own communicators), the type's number for another type (cuda 1, sim 2), whose collective

@@ -4,6 +4,8 @@
 //   ranks?" answer (kAnswerTag): seq, n, ranks[n] (the query's), entered (the answering rank's last
 //                        collective over those ranks, -1 none), active seq (-1 none), m,
 //                        active ranks[m], fingerprint length, then the active fingerprint's bytes.
+//   failure (kFailureTag):  length, then the bytes of why the sending rank ends the job.
+//   confirm (kConfirmTag):  nothing: the failure notice was logged.
 #include "kernels/collective/watchdog.h"
 #include "kernels/collective/rank_list.h"
 
@@ -21,6 +23,8 @@
 #ifdef OFL_WITH_MPI
 #include <mpi.h>
 #endif
+
+#include "kernels/log_warning.h"
 
 namespace ofl::kernels::collective {
 namespace {
@@ -57,6 +61,10 @@ struct State {
   std::vector<std::string> reports;
   bool running = false;
   bool stop = false;
+  // NotifyJobFailure: the notice the watchdog thread is to send, and the confirmations so far.
+  bool failure_pending = false;
+  std::string failure_why;
+  int failure_confirms = 0;
   std::thread thread;
 #ifdef OFL_WITH_MPI
   MPI_Comm side = MPI_COMM_NULL;
@@ -136,9 +144,10 @@ std::string ComposeReport(const Marked& m, int me, Clock::time_point now) {
   if (!mismatched.empty()) {
     s += " Different collectives with the same number: ";
     for (size_t i = 0; i < mismatched.size(); ++i) s += (i ? "; " : "") + mismatched[i];
-    s += ". The ranks' programs issued different global ops at this point (out of step); MPI may "
-         "pair them into garbage or a hang. OFL_CHECK_COLLECTIVES=1 makes this an error on every "
-         "rank.";
+    s +=
+        ". The ranks' programs issued different global ops at this point (out of step); MPI may "
+        "pair them into garbage or a hang. The fingerprint check (OFL_CHECK_COLLECTIVES, on unless "
+        "set to 0) makes this an error on every rank.";
   }
   if (!arrived.empty()) s += " Arrived: ranks " + Join(arrived) + ".";
   if (late.empty() && silent.empty() && mismatched.empty()) {
@@ -150,6 +159,8 @@ std::string ComposeReport(const Marked& m, int me, Clock::time_point now) {
 #ifdef OFL_WITH_MPI
 constexpr int kQueryTag = 1;
 constexpr int kAnswerTag = 2;
+constexpr int kFailureTag = 3;
+constexpr int kConfirmTag = 4;
 
 struct Writer {
   std::vector<char> bytes;
@@ -270,6 +281,45 @@ void OnAnswer(const std::vector<char>& msg, int from) {
   }
 }
 
+// Another rank ends the job: say so on this rank's output (this rank is about to be killed by
+// mpiexec, likely inside a collective that waits for the failed rank), then confirm.
+void OnFailure(const std::vector<char>& msg, int from) {
+  Reader in{msg};
+  const std::string why = in.Text();
+  const std::string text =
+      "rank " + std::to_string(GetState().rank) + ": rank " + std::to_string(from) +
+      " ends the job (MPI_Abort): " + (in.bad ? std::string("(no reason received)") : why) +
+      "; this rank stops with it";
+  LogError(text);
+  Send({}, from, kConfirmTag);
+}
+
+void OnConfirm() {
+  State& s = GetState();
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    ++s.failure_confirms;
+  }
+  s.cv.notify_all();
+}
+
+// Sends NotifyJobFailure's notice, from the watchdog thread (which owns the sends).
+void SendFailure() {
+  State& s = GetState();
+  Writer w;
+  int size = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!s.failure_pending) return;
+    s.failure_pending = false;
+    w.Text(s.failure_why);
+  }
+  MPI_Comm_size(s.side, &size);
+  for (int r = 0; r < size; ++r) {
+    if (r != s.rank) Send(w.bytes, r, kFailureTag);
+  }
+}
+
 void Drain() {
   State& s = GetState();
   for (int n = 0; n < 256; ++n) {
@@ -285,6 +335,8 @@ void Drain() {
     }
     if (st.MPI_TAG == kQueryTag) OnQuery(msg, st.MPI_SOURCE);
     if (st.MPI_TAG == kAnswerTag) OnAnswer(msg, st.MPI_SOURCE);
+    if (st.MPI_TAG == kFailureTag) OnFailure(msg, st.MPI_SOURCE);
+    if (st.MPI_TAG == kConfirmTag) OnConfirm();
   }
 }
 
@@ -327,9 +379,10 @@ void Loop() {
   State& s = GetState();
   std::unique_lock<std::mutex> lock(s.mu);
   while (!s.stop) {
-    s.cv.wait_for(lock, kPoll, [&] { return s.stop; });
+    s.cv.wait_for(lock, kPoll, [&] { return s.stop || s.failure_pending; });
     if (s.stop) break;
     lock.unlock();
+    SendFailure();
     TestSends();
     Drain();
     CheckMarked();
@@ -385,6 +438,25 @@ bool WatchdogRunning() {
   State& s = GetState();
   std::lock_guard<std::mutex> lock(s.mu);
   return s.running;
+}
+
+void NotifyJobFailure(const std::string& why, double grace_s) {
+#ifdef OFL_WITH_MPI
+  State& s = GetState();
+  std::unique_lock<std::mutex> lock(s.mu);
+  if (!s.running) return;
+  int size = 1;
+  MPI_Comm_size(s.side, &size);
+  s.failure_why = why;
+  s.failure_confirms = 0;
+  s.failure_pending = true;
+  s.cv.notify_all();
+  s.cv.wait_for(lock, std::chrono::duration<double>(grace_s),
+                [&] { return s.failure_confirms >= size - 1 || s.stop; });
+#else
+  (void)why;
+  (void)grace_s;
+#endif
 }
 
 void StartWatchdog() {

@@ -15,7 +15,8 @@
 // The collective keeps waiting: a report never abandons a collective its peers may still join.
 //
 // Nothing of this costs a message while collectives run in time: marking is a mutex and a map
-// update on the collective stream; messages flow only after a timeout.
+// update on the collective stream; messages flow only after a timeout, or when a rank ends the job
+// (NotifyJobFailure).
 //
 // Invariants (the watchdog thread and the collective stream share the state under one mutex):
 // - at most one collective per process is marked at a time (one collective stream per process);
@@ -58,6 +59,12 @@ std::vector<std::string> WatchdogReports();
 
 // Whether the watchdog thread runs (MPI with more than one process and MPI_THREAD_MULTIPLE).
 bool WatchdogRunning();
+
+// This rank is about to end the whole job (AbortJob, collectives.h): the watchdog thread tells
+// every other rank's watchdog, which logs an error naming this rank and `why` (so every rank's
+// output says which rank ended the job, and why) and confirms. Returns once every other rank
+// confirmed or after `grace_s` seconds; at once without a running watchdog.
+void NotifyJobFailure(const std::string& why, double grace_s);
 
 // Called by InitProcessGroup after MPI is up (the side communicator is a collective duplicate of
 // MPI_COMM_WORLD, so every rank calls it) and by FinalizeProcessGroup before MPI is finalised.

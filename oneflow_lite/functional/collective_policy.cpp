@@ -1,6 +1,8 @@
 #include "oneflow_lite/functional/collective_policy.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -65,6 +67,16 @@ void LetQueuedWorkRun() {
   }
 }
 
+// FNV-1a: the ranks need the same 64 bits for the same text, nothing more.
+uint64_t Hash(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// The agreement's words per rank with the fingerprint check: status, sequence number, hash.
+constexpr size_t kWords = 3;
+
 }  // namespace
 
 CollectivePolicy::CollectivePolicy(std::string op_name, kernels::collective::CollectiveId id,
@@ -74,7 +86,8 @@ CollectivePolicy::CollectivePolicy(std::string op_name, kernels::collective::Col
       id_(std::move(id)),
       inputs_(std::move(inputs)),
       outputs_(std::move(outputs)),
-      run_(std::move(run)) {
+      run_(std::move(run)),
+      fingerprint_hash_(Hash(id_.fingerprint)) {
   for (const BlobArg& a : inputs_) reads_.push_back(a.blob);
   for (const BlobArg& a : outputs_) writes_.push_back(a.blob);
   static std::once_flag hooked;
@@ -112,13 +125,13 @@ void CollectivePolicy::Compute(Instruction* instr) {
     const kernels::collective::WatchedCollective watched(
         id_, timeout_s, [](const std::string& report) { Logger().warn("{}", report); });
     // The agreement: a collective runs on every rank or on none. Blob-less ones (the shape
-    // exchange) cannot fail here, but exchange too, so that every collective begins alike (an
-    // out-of-step pair still meets in OFL_CHECK_COLLECTIVES's check, which comes next).
+    // exchange) cannot fail here, but exchange too, so that every collective begins alike (and
+    // an out-of-step pair meets in the fingerprint check).
     if (id_.ranks.size() > 1) {
       const Device& device = instr->stream()->device();
       // A GPU's channel is also where its NCCL collectives agree on their communicator
       // (kernels/collective/nccl_collectives.cpp): the same worker, in the same order everywhere.
-      statuses = coll::GatherStatus(status, id_.ranks, coll::CollectiveChannel(device));
+      statuses = Agree(status, coll::CollectiveChannel(device));
     } else {
       statuses.assign(1, status);
     }
@@ -167,6 +180,42 @@ void CollectivePolicy::Compute(Instruction* instr) {
         "rank (that rank's error names the cause)";
     peer.Throw();
   }
+}
+
+std::vector<int> CollectivePolicy::Agree(int status, int channel) const {
+  if (!coll::CollectiveChecksEnabled()) return coll::GatherStatus(status, id_.ranks, channel);
+  const std::vector<int64_t> words = coll::GatherWords(
+      {status, id_.seq, static_cast<int64_t>(fingerprint_hash_)}, id_.ranks, channel);
+  std::vector<int> statuses(id_.ranks.size());
+  for (size_t i = 0; i < statuses.size(); ++i) {
+    statuses[i] = static_cast<int>(words[i * kWords]);
+    // Every rank reads the same table: all find the same first rank out of step, or none does.
+    if (words[i * kWords + 1] != words[1] || words[i * kWords + 2] != words[2]) {
+      ThrowOutOfStep(i, words, channel);
+    }
+  }
+  return statuses;
+}
+
+void CollectivePolicy::ThrowOutOfStep(size_t other, const std::vector<int64_t>& words,
+                                      int channel) const {
+  // The texts behind the hashes, for the message: every rank sends its own (truncated to a slot);
+  // all of them are here, since all saw the same mismatch.
+  constexpr size_t kText = 256;
+  std::vector<char> mine(kText, 0), all(kText * id_.ranks.size(), 0);
+  std::memcpy(mine.data(), id_.fingerprint.data(), std::min(kText - 1, id_.fingerprint.size()));
+  coll::AllGatherV(mine.data(), kText, all.data(),
+                   std::vector<int64_t>(id_.ranks.size(), static_cast<int64_t>(kText)),
+                   DType::kUInt8, id_.ranks, channel);
+  auto text_of = [&](size_t i) { return std::string(all.data() + i * kText); };
+  auto seq_of = [&](size_t i) { return std::to_string(words[i * kWords + 1]); };
+  throw Error("collectives out of step: rank " + std::to_string(id_.ranks[0]) +
+              " issued collective #" + seq_of(0) + " over " + coll::Join(id_.ranks) + " (" +
+              text_of(0) + ") but rank " + std::to_string(id_.ranks[other]) +
+              " issued collective #" + seq_of(other) + " (" + text_of(other) +
+              "); every rank must issue the same global ops in the same order (a global op, or "
+              "a read of a global tensor, on some ranks only pairs with another collective on "
+              "the others). No rank moved data");
 }
 
 std::string CollectivePolicy::RunningDetail() const {

@@ -9,7 +9,13 @@
 // with this one. Whatever fails locally — an input poisoned (its producer failed on this rank), an
 // output that cannot be allocated (Prepare's OutOfMemory is caught and kept) — the instruction
 // still runs, and begins with an agreement: every member of the rank list contributes one int,
-// its status (0, or why it cannot take part), in one 4-byte all-gather (coll::GatherStatus).
+// its status (0, or why it cannot take part), in one small all-gather. With the fingerprint check
+// (on unless OFL_CHECK_COLLECTIVES=0) the same all-gather also carries the collective's sequence
+// number and a 64-bit hash of its fingerprint (three int64 words per rank instead of one int):
+// ranks whose programs issued different collectives at this point (another kind, shape, dtype,
+// SBP or placement) see it in the one table they all share, and all throw the same "out of step"
+// error, naming both collectives (their texts are exchanged only then), before any data moves.
+// That costs no message of its own: the exchange happens anyway, a few bytes larger.
 // When every status is 0 the data moves; otherwise no rank moves data (so no rank needs memory
 // it could not get: no scratch buffer, on the host or on a GPU), and every rank's outputs are
 // poisoned: the failing rank with its own error (its OutOfMemory, or its input's error), the
@@ -26,6 +32,7 @@
 // turn comes.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -60,10 +67,17 @@ class CollectivePolicy final : public vm::InstructionPolicy {
   std::string RunningDetail() const override;
 
  private:
+  // The agreement: every member's status (and, with the fingerprint check, its sequence number
+  // and fingerprint hash), over `channel`. Throws the out-of-step error on every rank alike.
+  std::vector<int> Agree(int status, int channel) const;
+  [[noreturn]] void ThrowOutOfStep(size_t other, const std::vector<int64_t>& words,
+                                   int channel) const;
+
   std::string op_name_;
   kernels::collective::CollectiveId id_;
   std::vector<vm::BlobArg> inputs_, outputs_;
   Run run_;
+  uint64_t fingerprint_hash_ = 0;  // of id_.fingerprint (FNV-1a)
   // Set by Prepare, read by Compute (the worker, one after the other).
   bool prepare_failed_ = false;
   vm::ErrorKind prepare_kind_ = vm::ErrorKind::kGeneric;

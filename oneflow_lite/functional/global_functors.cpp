@@ -32,6 +32,7 @@ const bool process_group_hooks_set = [] {
 }  // namespace
 int rank() { return coll::WorldRank(); }
 int world_size() { return coll::WorldSize(); }
+void abort_job(const std::string& why) { coll::AbortJob(why); }
 
 namespace functional {
 namespace {

@@ -1,9 +1,7 @@
 // The collective protocol of global tensors (global_protocol.h): sequence numbers, fingerprints,
-// the in-step check of OFL_CHECK_COLLECTIVES, and issuing a collective as a VM instruction.
+// and issuing a collective as a VM instruction (whose agreement checks them: collective_policy.h).
 #include "oneflow_lite/functional/global_protocol.h"
 
-#include <algorithm>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,11 +30,6 @@ const coll::DeviceCollectives* FindCollectives(const Placement& p) {
   return coll::FindDeviceCollectives(type);
 }
 
-// OFL_CHECK_COLLECTIVES, the same on every rank once init_distributed ran (see
-// coll::CollectiveChecksEnabled): the check is an exchange of its own, which a rank without it
-// would pair with its next collective.
-bool CheckCollectives() { return coll::CollectiveChecksEnabled(); }
-
 // The number of the next collective over `ranks`. Counted per rank list: every member of a list
 // issues the same collectives over it in the same order, while ranks outside it issue none.
 int64_t NextSeq(const std::vector<int>& ranks) {
@@ -44,38 +37,6 @@ int64_t NextSeq(const std::vector<int>& ranks) {
   static std::map<std::vector<int>, int64_t> next;
   std::lock_guard<std::mutex> lock(mu);
   return next[ranks]++;
-}
-
-// With OFL_CHECK_COLLECTIVES=1, run by the collective stream before each collective: the ranks
-// exchange their sequence numbers and fingerprints and, when any differs from the first rank's,
-// all of them throw the same error naming both sides (so they skip the collective together and
-// stay in step for the next one).
-void CheckInStep(int64_t seq, const std::string& fingerprint, const std::vector<int>& ranks,
-                 int channel) {
-  constexpr size_t kText = 256;
-  constexpr size_t kSlot = kText + sizeof(int64_t);
-  std::vector<char> mine(kSlot, 0), all(kSlot * ranks.size(), 0);
-  std::memcpy(mine.data(), &seq, sizeof(seq));
-  std::memcpy(mine.data() + sizeof(seq), fingerprint.data(),
-              std::min(kText - 1, fingerprint.size()));
-  coll::AllGatherV(mine.data(), kSlot, all.data(),
-                   std::vector<int64_t>(ranks.size(), static_cast<int64_t>(kSlot)), DType::kUInt8,
-                   ranks, channel);
-  auto seq_of = [&](size_t i) {
-    int64_t v = 0;
-    std::memcpy(&v, all.data() + i * kSlot, sizeof(v));
-    return v;
-  };
-  auto text_of = [&](size_t i) { return std::string(all.data() + i * kSlot + sizeof(int64_t)); };
-  for (size_t i = 1; i < ranks.size(); ++i) {
-    if (seq_of(i) != seq_of(0) || text_of(i) != text_of(0)) {
-      throw Error("collectives out of step (OFL_CHECK_COLLECTIVES): rank " +
-                  std::to_string(ranks[0]) + " issued collective #" + std::to_string(seq_of(0)) +
-                  " (" + text_of(0) + ") but rank " + std::to_string(ranks[i]) +
-                  " issued collective #" + std::to_string(seq_of(i)) + " (" + text_of(i) +
-                  "); every rank must issue the same global ops in the same order");
-    }
-  }
 }
 
 // The instruction's op name: the kind, the sequence number and the rank list, which together name
@@ -121,16 +82,6 @@ Fingerprint MakeFingerprint(const char* kind, DType dtype, const Shape& logical,
 void IssueCollective(const Fingerprint& fp, const Placement& p, std::vector<vm::BlobArg> in,
                      std::vector<vm::BlobArg> out, CollectivePolicy::Run run) {
   const int64_t seq = NextSeq(p.ranks());
-  if (CheckCollectives()) {
-    // On the channel of the stream that runs it: a GPU's collective worker must not make MPI calls
-    // on the CPU collective stream's communicators, whose worker may use them at the same time.
-    run = [seq, text = fp.text, ranks = p.ranks(),
-           channel = coll::CollectiveChannel(PlacementDevice(p)),
-           run = std::move(run)](const auto& i, const auto& o, NativeStream s) {
-      CheckInStep(seq, text, ranks, channel);
-      run(i, o, s);
-    };
-  }
   const std::string op = CollectiveName(fp.text.substr(0, fp.text.find(',')), seq, p.ranks());
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
     b->Policy(CollectiveStream(PlacementDevice(p)),
@@ -154,9 +105,7 @@ std::vector<char> GatherSlots(const char* op, std::vector<char> mine) {
             CollectiveName(std::string(op) + ": shape exchange", seq, ranks),
             coll::CollectiveId{seq, ranks, std::string(op) + " shape exchange"},
             std::vector<vm::BlobArg>{}, std::vector<vm::BlobArg>{},
-            [all, mine = std::move(mine), ranks, slot, seq,
-             text = std::string(op) + " shape exchange"](const auto&, const auto&, NativeStream) {
-              if (CheckCollectives()) CheckInStep(seq, text, ranks, /*channel=*/0);
+            [all, mine = std::move(mine), ranks, slot](const auto&, const auto&, NativeStream) {
               coll::AllGatherV(mine.data(), slot, all->data(),
                                std::vector<int64_t>(ranks.size(), slot), DType::kUInt8, ranks);
             }));

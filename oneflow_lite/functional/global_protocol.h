@@ -1,8 +1,9 @@
 // The collective protocol of global tensors. Every collective a rank issues gets the next sequence
 // number of its rank list and a fingerprint (kind, element type, logical shape, SBPs, placement);
 // the pair names the same collective on every rank (the collective watchdog's hang report, the
-// trace tool's pairing), and with OFL_CHECK_COLLECTIVES=1 the ranks compare both before it runs,
-// all throwing the same error when they differ. A collective is a VM instruction on the collective
+// trace tool's pairing), and the ranks compare both before it runs, in the agreement every
+// collective begins with (unless OFL_CHECK_COLLECTIVES=0), all throwing the same error when they
+// differ (collective_policy.h). A collective is a VM instruction on the collective
 // stream of the placement's device (oneflow_lite/functional/collective_policy.h), which runs them
 // in issue order; what it moves, and how, is the device type's collectives'
 // (kernels/collective/device_collectives.h).

@@ -41,11 +41,11 @@ from ._C import (
     set_memory_limit,
     device_count,
     is_grad_enabled,
-    init_distributed,
     rank,
     world_size,
 )
 from . import _tensor  # adds the Python-written Tensor methods
+from ._exit import init_distributed  # also installs the job's exit hook
 from ._creation import tensor, from_numpy, from_dlpack
 from ._functions import (
     expand,

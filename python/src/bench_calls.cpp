@@ -37,7 +37,7 @@ double TimeCppCalls(const std::string& name, int64_t calls) {
   } else {
     throw InvalidArgument("_time_cpp_calls: no case named '" + name + "'");
   }
-  nb::gil_scoped_release release;
+  GilRelease release;
   ofl::sync();
   const auto start = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < calls; ++i) call();

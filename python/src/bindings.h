@@ -48,6 +48,29 @@ void SetErrorFor(const Error& e);
 // Whether the interpreter is up and not finalizing (safe to call without the GIL).
 bool PythonIsRunning();
 
+// Gives the GIL up for a call that may block, and takes it back after (gil.cpp): in place of
+// nanobind's gil_scoped_release, whose destructor Python may end the thread in at exit (which
+// aborts the process). At exit a thread other than the exiting one never takes it back.
+class GilRelease {
+ public:
+  GilRelease();
+  ~GilRelease();
+  GilRelease(const GilRelease&) = delete;
+  GilRelease& operator=(const GilRelease&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+// Sets the wait hooks (oneflow_lite/wait_hooks.h) of the package: the GIL given up while the
+// runtime waits, and signals let through the waits of Python's main thread (its ident given).
+void InstallWaitHooks(unsigned long python_main_thread);
+// Run by the package's atexit hook, before Python finalizes (gil.cpp): from here on threads that
+// would take the GIL back wait for the process's end instead.
+void AtExit();
+// When a wait of this thread was interrupted by a signal whose handler raised, sets that
+// exception as the Python error and returns true (once).
+bool RestoreInterrupt();
+
 // Held over an op call. The GIL stays held: the waits inside the runtime release it themselves
 // (the wait hooks, types.cpp), so a call that does not wait pays nothing for it. A global tensor's
 // op may exchange with the other ranks on this thread, so for one the GIL is released for the call.
@@ -58,7 +81,7 @@ class ReleaseIfGlobal {
   }
 
  private:
-  std::optional<nb::gil_scoped_release> release_;
+  std::optional<GilRelease> release_;
 };
 
 // The Python class Tensor (tensor_object.cpp): a plain CPython type whose objects hold the Tensor

@@ -187,7 +187,7 @@ Tensor FromDlpack(nb::handle x) {
 nb::object DlpackExport(const Tensor& t) {
   void* data;
   {
-    nb::gil_scoped_release r;
+    GilRelease r;
     data = t.data_ptr();  // waits for the tensor's writers
   }
   const size_t ndim = static_cast<size_t>(t.dim());

@@ -248,7 +248,7 @@ PyObject* BackwardMethod(PyObject* self, PyObject* const* args, size_t nargsf, P
     }
     const Tensor& t = TensorOf(self);
     {
-      nb::gil_scoped_release r;
+      GilRelease r;
       t.backward(g, retain_graph);
     }
     Py_RETURN_NONE;

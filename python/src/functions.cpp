@@ -11,7 +11,7 @@
 namespace ofl::python {
 namespace {
 
-using Release = nb::gil_scoped_release;
+using Release = GilRelease;
 
 std::vector<Tensor> TensorList(nb::handle h, const char* fn, const char* arg) {
   if (IsTensor(h)) return {TensorOf(h)};
@@ -127,6 +127,13 @@ void BindFunctions(nb::module_& m) {
 
 void BindRuntime(nb::module_& m) {
   m.def("sync", &ofl::sync, nb::call_guard<Release>());
+  // The package's atexit hook (oneflow_lite/_exit.py). With a daemon thread alive at exit, Python
+  // never frees what that thread's frames hold: nanobind's leak report would list objects the
+  // program did not leak.
+  m.def("_at_exit", [](bool daemon_threads_alive) {
+    AtExit();
+    if (daemon_threads_alive) nb::set_leak_warnings(false);
+  });
   m.def("shutdown", &ofl::shutdown, nb::call_guard<Release>());
   m.def(
       "memory_stats",

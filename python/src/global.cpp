@@ -8,7 +8,9 @@
 namespace ofl::python {
 
 void BindGlobal(nb::module_& m) {
-  m.def("init_distributed", &ofl::init_distributed, nb::call_guard<nb::gil_scoped_release>());
+  m.def("init_distributed", &ofl::init_distributed, nb::call_guard<GilRelease>());
+  // The exit hook's (oneflow_lite/_exit.py): an uncaught exception ends every rank of the job.
+  m.def("_abort_job", &ofl::abort_job, nb::arg("why"), nb::call_guard<GilRelease>());
   m.def("rank", &ofl::rank);
   m.def("world_size", &ofl::world_size);
 

@@ -122,11 +122,11 @@ PyObject* InPlaceMulSlot(PyObject* self, PyObject* other) {
     Tensor& t = TensorOf(self);
     double v;
     if (NumberAsDouble(other, &v)) {
-      nb::gil_scoped_release r;
+      GilRelease r;
       t.mul_(v);
     } else if (IsTensor(other)) {
       const Tensor& x = TensorOf(other);
-      nb::gil_scoped_release r;
+      GilRelease r;
       t.copy_(t * x);
     } else {
       Py_RETURN_NOTIMPLEMENTED;

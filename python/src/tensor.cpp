@@ -16,7 +16,7 @@
 namespace ofl::python {
 namespace {
 
-using Release = nb::gil_scoped_release;
+using Release = GilRelease;
 
 nb::tuple IntTuple(const int64_t* v, size_t n) {
   PyObject* t = PyTuple_New(static_cast<Py_ssize_t>(n));

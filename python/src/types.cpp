@@ -32,22 +32,6 @@ PyObject* NewError(nb::module_& m, const char* name, PyObject* bases, const char
   return cls;
 }
 
-// The runtime's wait hooks (oneflow_lite/wait_hooks.h): a thread that holds the GIL gives it up
-// while the runtime really waits, and takes it back after. Never once Python is finalizing (a
-// wait at exit then keeps the GIL: no other Python thread runs any more).
-thread_local PyThreadState* released_for_wait = nullptr;
-
-void ReleaseGilForWait() {
-  if (PythonIsRunning() && PyGILState_Check()) released_for_wait = PyEval_SaveThread();
-}
-
-void TakeGilAfterWait() {
-  if (PyThreadState* s = released_for_wait) {
-    released_for_wait = nullptr;
-    PyEval_RestoreThread(s);
-  }
-}
-
 std::string TypeName(nb::handle h) { return nb::type_name(h.type()).c_str(); }
 
 bool IsFloat(nb::handle h) { return PyFloat_Check(h.ptr()); }
@@ -67,6 +51,9 @@ bool PythonIsRunning() {
 }
 
 void SetErrorFor(const Error& e) {
+  // A wait that a signal's handler interrupted: the handler's exception (KeyboardInterrupt), not
+  // the runtime's WaitInterrupted (nor an error some caller made of it).
+  if (RestoreInterrupt()) return;
   PyObject* cls = error_cls;
   if (dynamic_cast<const InvalidArgument*>(&e) != nullptr) {
     cls = invalid_argument_cls;
@@ -257,7 +244,8 @@ void BindTypes(nb::module_& m) {
 
 NB_MODULE(_C, m) {
   using namespace ofl::python;
-  ofl::set_wait_hooks({&ReleaseGilForWait, &TakeGilAfterWait});
+  InstallWaitHooks(nb::cast<unsigned long>(
+      nb::module_::import_("threading").attr("main_thread")().attr("ident")));
   BindErrors(m);
   BindTypes(m);
   BindTensor(m);

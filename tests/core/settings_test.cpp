@@ -38,7 +38,7 @@ TEST(SettingsTest, UnsetOrEmptyGivesTheDefault) {
   EXPECT_EQ(env.reader().String("OFL_LOG_LEVEL"), "warn");
   EXPECT_EQ(env.reader().String("OFL_TRACE"), "");
   env.values = {{"OFL_CHECK_COLLECTIVES", ""}, {"OFL_LOG_LEVEL", ""}, {"OFL_SIM_MEMORY_MB", ""}};
-  EXPECT_FALSE(env.reader().Flag("OFL_CHECK_COLLECTIVES"));
+  EXPECT_TRUE(env.reader().Flag("OFL_CHECK_COLLECTIVES"));
   EXPECT_EQ(env.reader().String("OFL_LOG_LEVEL"), "warn");
   EXPECT_EQ(env.reader().Int("OFL_SIM_MEMORY_MB"), 256);
   EXPECT_TRUE(env.warnings.empty()) << env.warnings.front();
@@ -46,12 +46,12 @@ TEST(SettingsTest, UnsetOrEmptyGivesTheDefault) {
 
 TEST(SettingsTest, GoodValuesAreTaken) {
   Env env;
-  env.values = {{"OFL_DISABLE_VIEW", "1"},        {"OFL_CHECK_COLLECTIVES", "1"},
+  env.values = {{"OFL_DISABLE_VIEW", "1"},        {"OFL_CHECK_COLLECTIVES", "0"},
                 {"OFL_LOG_LEVEL", "debug"},       {"OFL_SIM_SEED", "-7"},
                 {"OFL_SIM_MEMORY_MB", "1048576"}, {"OFL_VM_TIMEOUT_SECONDS", "-1.5"},
                 {"OFL_TRACE", "/tmp/t.json"}};
   EXPECT_TRUE(env.reader().Flag("OFL_DISABLE_VIEW"));
-  EXPECT_TRUE(env.reader().Flag("OFL_CHECK_COLLECTIVES"));
+  EXPECT_FALSE(env.reader().Flag("OFL_CHECK_COLLECTIVES"));
   EXPECT_EQ(env.reader().String("OFL_LOG_LEVEL"), "debug");
   EXPECT_EQ(env.reader().Int("OFL_SIM_SEED"), -7);
   EXPECT_EQ(env.reader().Int("OFL_SIM_MEMORY_MB"), 1048576);
@@ -74,7 +74,7 @@ TEST(SettingsTest, EachBadValueIsReportedOnceWithTheVariableTheValueAndTheDefaul
       {"OFL_DISABLE_VIEW", "yes",
        "OFL_DISABLE_VIEW='yes' is not valid: need an integer from 0 to 1; using 0 instead"},
       {"OFL_CHECK_COLLECTIVES", "2",
-       "OFL_CHECK_COLLECTIVES='2' is not valid: need an integer from 0 to 1; using 0 instead"},
+       "OFL_CHECK_COLLECTIVES='2' is not valid: need an integer from 0 to 1; using 1 instead"},
       {"OFL_CUDA_HOST_WIDE_INDEX", "true",
        "OFL_CUDA_HOST_WIDE_INDEX='true' is not valid: need an integer from 0 to 1; using 0 "
        "instead"},
@@ -104,7 +104,7 @@ TEST(SettingsTest, EachBadValueIsReportedOnceWithTheVariableTheValueAndTheDefaul
     const Setting& s = Get(c.name);
     switch (s.type) {
       case Type::kFlag:
-        EXPECT_FALSE(r.Flag(c.name.c_str())) << c.name;
+        EXPECT_EQ(r.Flag(c.name.c_str()), std::string(s.default_value) == "1") << c.name;
         break;
       case Type::kInteger:
         EXPECT_EQ(std::to_string(r.Int(c.name.c_str())), s.default_value) << c.name;

@@ -1,8 +1,9 @@
-// OFL_CHECK_COLLECTIVES=1: ranks that issue different collectives at the same point of their
-// programs get the same error on every rank, naming both sides, instead of a hang or garbage; and
-// they stay in step for the next collective. (CTest runs the suite with the switch on as
-// global.mpi_3_checked; without it this test skips.) The switch is world-wide: set on some ranks
-// only, init_distributed turns it on for all (global.mpi_2_checked_on_rank_0 runs this file so).
+// The fingerprint check (on by default; OFL_CHECK_COLLECTIVES=0 on every rank turns it off): ranks
+// that issue different collectives at the same point of their programs get the same error on every
+// rank, naming both sides, instead of a hang or another collective's values; and they stay in step
+// for the next collective. (CTest runs the suite with the check off as global.mpi_3_unchecked,
+// where the tests that need it skip.) The switch is world-wide: set to 0 on some ranks only,
+// init_distributed keeps it on for all (global.mpi_2_off_on_rank_0 runs this file so).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -47,12 +48,12 @@ TEST(CollectiveCheckTest, EveryRankHasTheSameSetting) {
   ASSERT_EQ(settings.size(), static_cast<size_t>(p.size()));
   for (int r = 0; r < p.size(); ++r) EXPECT_EQ(settings[r], mine) << "rank " << p.ranks()[r];
   const char* env = std::getenv("OFL_CHECK_COLLECTIVES");
-  if (env != nullptr && std::string(env) == "1") EXPECT_EQ(mine, 1);
+  if (env == nullptr || std::string(env) != "0") EXPECT_EQ(mine, 1);
 }
 
 TEST(CollectiveCheckTest, OutOfStepCollectivesThrowOnEveryRankNamingBothSides) {
   if (!coll::CollectiveChecksEnabled()) {
-    GTEST_SKIP() << "needs OFL_CHECK_COLLECTIVES=1 (CTest: global.mpi_3_checked)";
+    GTEST_SKIP() << "needs the fingerprint check (off here: OFL_CHECK_COLLECTIVES=0)";
   }
   if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
   const Placement p = World();
@@ -69,8 +70,8 @@ TEST(CollectiveCheckTest, OutOfStepCollectivesThrowOnEveryRankNamingBothSides) {
     ADD_FAILURE() << "out-of-step collectives were not reported";
   } catch (const Error& e) {
     const std::string msg = e.what();
-    for (const char* piece : {"out of step", "rank 0 issued collective #", "boxing S->B",
-                              "boxing P->B", "S(0) -> B", "P -> B"}) {
+    for (const char* piece : {"collectives out of step: rank 0 issued collective #", "boxing S->B",
+                              "boxing P->B", "S(0) -> B", "P -> B", "No rank moved data"}) {
       EXPECT_NE(msg.find(piece), std::string::npos) << "'" << piece << "' not in: " << msg;
     }
   }
@@ -80,6 +81,50 @@ TEST(CollectiveCheckTest, OutOfStepCollectivesThrowOnEveryRankNamingBothSides) {
                        .to_global(p, Sbp::partial_sum())
                        .to_global(p, Sbp::split(1));
   EXPECT_EQ(b.to_vector<float>(), logical);
+}
+
+// A read of a global tensor on one rank only (printing it under `if rank == 0`, say) is a
+// collective the other ranks do not issue: their next collective (here to_global of local tensors,
+// whose first step is a shape exchange) pairs with it. With no option set, every rank gets the
+// same error naming both, instead of the others getting rank 0's values (or a hang); the ranks
+// then stay in step.
+TEST(CollectiveCheckTest, AReadOnOneRankOnlyIsCaughtByDefaultOnEveryRank) {
+  if (!coll::CollectiveChecksEnabled()) {
+    GTEST_SKIP() << "needs the fingerprint check (off here: OFL_CHECK_COLLECTIVES=0)";
+  }
+  if (world_size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  const Placement p = World();
+  const Shape shape({4, 3});
+  const std::vector<float> logical = Logical<float>(shape);
+  const int me = p.index_of(rank());
+  const Tensor x =
+      LocalPiece<float>(logical, shape, Sbp::split(0), me, p.size()).to_global(p, Sbp::split(0));
+  sync();
+  const Tensor mine = tensor<float>({static_cast<float>(rank())}, Shape({1}), Device("cpu"));
+  try {
+    if (rank() == 0) {
+      (void)x.to_global(p, Sbp::broadcast()).to_local().to_vector<float>();  // the stray read
+    } else {
+      (void)mine.to_global(p, Sbp::split(0));  // its shape exchange pairs with the read
+    }
+    ADD_FAILURE() << "the read on rank 0 only was not reported";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    for (const std::string& piece :
+         {std::string("collectives out of step: rank 0 issued collective #"),
+          std::string("(boxing S->B (all-gather), float32, logical (4,3), S(0) -> B, "
+                      "Placement(type=\"cpu\""),
+          std::string("but rank 1 issued collective #"), std::string("(to_global shape exchange)"),
+          std::string("No rank moved data")}) {
+      EXPECT_NE(msg.find(piece), std::string::npos) << "'" << piece << "' not in: " << msg;
+    }
+  }
+  // Each rank issued one collective: the next ones line up, and move the right values.
+  const Tensor all = mine.to_global(p, Sbp::split(0)).to_global(p, Sbp::broadcast());
+  std::vector<float> want;
+  for (int r = 0; r < p.size(); ++r) want.push_back(static_cast<float>(p.ranks()[r]));
+  EXPECT_EQ(all.to_local().to_vector<float>(), want);
+  EXPECT_EQ(x.to_global(p, Sbp::broadcast()).to_local().to_vector<float>(), logical);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The collective watchdog (kernels/collective/watchdog.h): without OFL_CHECK_COLLECTIVES, a
+// The collective watchdog (kernels/collective/watchdog.h): a
 // collective that waits past the hang timeout is reported by every rank that waits, naming its
 // sequence number, its fingerprint and the ranks that have not arrived; the collective itself
 // keeps waiting and completes when the late rank comes.
@@ -122,7 +122,8 @@ TEST(CollectiveWatchdogTest, RanksInsideDifferentCollectivesWithTheSameNumberAre
             " is inside collective #0 over [1, 0] (" + (other == 0 ? reduce : gather) +
             ") while rank " + std::to_string(rank()) + " is inside #0 (" +
             (rank() == 0 ? reduce : gather) + ")",
-        std::string("out of step"), std::string("OFL_CHECK_COLLECTIVES=1")}) {
+        std::string("out of step"),
+        std::string("The fingerprint check (OFL_CHECK_COLLECTIVES, on unless set to 0)")}) {
     EXPECT_NE(report.find(piece), std::string::npos) << "'" << piece << "' not in: " << report;
   }
   EXPECT_EQ(report.find("Every rank is inside this collective"), std::string::npos) << report;

@@ -18,13 +18,13 @@ namespace {
 
 using ::ofl::testing::ScopedEnv;
 
-TEST(SettingsReportsDeathTest, BadCheckCollectivesValueWarnsAndLeavesTheChecksOff) {
+TEST(SettingsReportsDeathTest, BadCheckCollectivesValueWarnsAndLeavesTheChecksOn) {
   // A fresh process (threadsafe style re-runs this binary): the setting is read once.
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  ScopedEnv env("OFL_CHECK_COLLECTIVES", "yes");
-  EXPECT_EXIT(std::exit(collective::CollectiveChecksEnabled() ? 3 : 0),
+  ScopedEnv env("OFL_CHECK_COLLECTIVES", "no");
+  EXPECT_EXIT(std::exit(collective::CollectiveChecksEnabled() ? 0 : 3),
               ::testing::ExitedWithCode(0),
-              "OFL_CHECK_COLLECTIVES='yes' is not valid: need an integer from 0 to 1; using 0 "
+              "OFL_CHECK_COLLECTIVES='no' is not valid: need an integer from 0 to 1; using 1 "
               "instead");
 }
 

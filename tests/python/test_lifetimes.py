@@ -1,14 +1,18 @@
 """Lifetimes: the runtime after ofl.shutdown() (in a child process, since shutdown is for the
 whole process) and the interpreter's exit with tensors and queued work still alive."""
 
+import os
 import subprocess
 import sys
 import textwrap
 
+import pytest
 
-def run_child(code):
+
+def run_child(code, **env):
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, **env),
     )
 
 
@@ -63,3 +67,33 @@ def test_numpy_arrays_outlive_shutdown_and_exit():
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"7.0 3.0 {4.0 * (1 << 18)} True"
+
+
+@pytest.mark.parametrize("read", ["x.numpy()", "x.sum().item()", "ofl.sync()"])
+def test_a_daemon_thread_waiting_in_a_read_at_exit(read):
+    # The main thread returns while a daemon thread waits for work on the simulated accelerator;
+    # that wait ends while Python finalizes. Python used to end the thread as it took the GIL back,
+    # inside a C++ frame that may not throw: "terminate called without an active exception",
+    # SIGABRT, after nanobind's report of objects the thread's frames still held.
+    r = run_child(
+        f"""
+        import threading
+        import oneflow_lite as ofl
+        x = ofl.ones(1 << 16, device="sim:0")
+        for _ in range(20):
+            x = x * 1.0001
+        started = threading.Event()
+        def reader():
+            started.set()
+            {read}
+            print("the read returned")
+        threading.Thread(target=reader, daemon=True).start()
+        started.wait()
+        print("main returns")
+        """,
+        OFL_SIM_MAX_DELAY_US="50000",
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0] == "main returns", r.stdout
+    assert "terminate called" not in r.stderr, r.stderr
+    assert "nanobind: leaked" not in r.stderr, r.stderr

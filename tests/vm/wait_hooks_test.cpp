@@ -1,7 +1,8 @@
 // ofl::set_wait_hooks (oneflow_lite/wait_hooks.h): the hooks run in pairs on the waiting thread
 // around the waits that may sleep (a read of a tensor still being computed, sync), never around
 // calls that do not wait, and `after` runs also when the wait ends in an exception (a hang
-// report). Runs on the CPU: the blocked instruction is a CPU callback.
+// report); `interrupted` ends a sleeping wait early. Runs on the CPU: the blocked instruction is a
+// CPU callback.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -109,6 +110,55 @@ TEST_F(WaitHooksTest, AfterRunsWhenTheWaitThrowsAHangReport) {
   ofl::sync();
   EXPECT_EQ(befores.load(), afters.load());
   EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{7, 2}));
+}
+
+std::atomic<int> interrupt_asks{0};
+std::atomic<bool> interrupt_now{false};
+bool Interrupted() {
+  ++interrupt_asks;
+  return interrupt_now.load();
+}
+
+// `interrupted` ends a wait that would otherwise sleep until the held callback is released (the
+// latch's generous timeout): the wait throws WaitInterrupted, `after` still runs, the held work
+// goes on in the background, and the runtime keeps working.
+TEST_F(WaitHooksTest, InterruptedEndsASleepingWaitAndTheWorkGoesOn) {
+  interrupt_asks = 0;
+  interrupt_now = true;
+  ofl::set_wait_hooks({&Before, &After, &Interrupted});
+  const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu"));
+  auto latch = std::make_shared<Latch>();
+  Hold(x, "held_for_interrupt", latch, 9);
+  EXPECT_THROW(ofl::sync(), WaitInterrupted);
+  EXPECT_GE(interrupt_asks.load(), 1);
+  EXPECT_EQ(befores.load(), 1);
+  EXPECT_EQ(afters.load(), 1);
+  interrupt_now = false;
+  latch->Open();
+  ofl::sync();  // no error is left behind: the held callback ran
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{9, 2}));
+  const Tensor y = x + 1.0;
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{10, 3}));
+}
+
+// A read into the caller's memory queued behind held work: the interrupted wait drops the copy
+// (the caller's vector is gone once the exception reaches it), which never runs, and reports no
+// error at the next sync.
+TEST_F(WaitHooksTest, AnInterruptedReadIntoTheCallersMemoryIsDropped) {
+  interrupt_now = true;
+  ofl::set_wait_hooks({&Before, &After, &Interrupted});
+  const Tensor x = tensor<float>({1, 2}, Shape({2}), Device("cpu"));
+  auto latch = std::make_shared<Latch>();
+  Hold(x, "held_before_read", latch, 4);
+  {
+    std::vector<float> out(2, -1);
+    EXPECT_THROW(x.copy_to_host(out.data(), out.size() * sizeof(float)), WaitInterrupted);
+    EXPECT_EQ(out, (std::vector<float>{-1, -1}));  // not written, and never will be
+  }
+  interrupt_now = false;
+  latch->Open();
+  ofl::sync();
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{4, 2}));
 }
 
 }  // namespace

@@ -6,7 +6,16 @@
 //                                       of each rank's shard bytes;
 //   boxing_p_to_b_64MiB/ofl             the same tensor partial_sum -> broadcast;
 //   boxing_p_to_b_64MiB/mpi_allreduce   MPI_Allreduce (MPI_SUM, MPI_FLOAT) of the 64 MiB, from a
-//                                       send buffer into a separate receive buffer.
+//                                       send buffer into a separate receive buffer;
+//   allreduce_1MiB/ofl                  a (256, 1024) float32 tensor partial_sum -> broadcast with
+//                                       the fingerprint check (the default: the agreement before
+//                                       the all-reduce carries each rank's sequence number and
+//                                       fingerprint hash);
+//   allreduce_1MiB/ofl_unchecked        the same with the check off (OFL_CHECK_COLLECTIVES=0's
+//                                       status-only agreement), switched on every rank alike
+//                                       between the loops: the check's cost is the ratio of the
+//                                       two;
+//   allreduce_1MiB/mpi_allreduce        MPI_Allreduce of the 1 MiB.
 // ofl takes its output from its caching pool at every conversion, as a program does; the
 // baselines reuse page-aligned buffers written once. Before timing, ofl's results are checked
 // against MPI's on every rank.
@@ -36,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/collective/collectives.h"
 #include "oneflow_lite/distributed.h"
 #include "oneflow_lite/oneflow_lite.h"
 #include "tools/bench/bench_util.h"
@@ -49,6 +59,10 @@ constexpr int64_t kCols = 4096;
 constexpr int64_t kElems = kRows * kCols;
 constexpr int64_t kBytes = kElems * static_cast<int64_t>(sizeof(float));  // 64 MiB
 constexpr int kIterations = 10;
+constexpr int64_t kSmallRows = 256;  // (256, 1024) float32: 1 MiB
+constexpr int64_t kSmallElems = kSmallRows * 1024;
+constexpr int64_t kSmallBytes = kSmallElems * static_cast<int64_t>(sizeof(float));
+constexpr int kSmallIterations = 400;
 constexpr int kRounds = 5;
 
 ofl::Placement World() {
@@ -128,12 +142,12 @@ ofl::Tensor PartialInput() {
 // One untimed step (the pool's first block, MPI's first use of the buffers), a barrier so that
 // every rank starts together, then the timed loop.
 template <class Step>
-void Timed(benchmark::State& state, Step step) {
+void Timed(benchmark::State& state, Step step, int64_t bytes = kBytes) {
   step();
   MPI_Barrier(MPI_COMM_WORLD);
   LoopClock clock;
   for (auto _ : state) step();
-  ofl_bench::ReportGBps(state, clock, kBytes);
+  ofl_bench::ReportGBps(state, clock, bytes);
 }
 
 void OflBox(benchmark::State& state, const ofl::Tensor& x) {
@@ -162,6 +176,40 @@ void MpiAllReduce(benchmark::State& state) {
     AllReduce(send.data.get(), recv.data.get());
     benchmark::ClobberMemory();
   });
+}
+
+// The 1 MiB all-reduce, with the fingerprint check on or off on every rank (each rank makes the
+// same switch at the same point, with no collective in flight: the untimed step syncs).
+void OflAllReduce1MiB(benchmark::State& state, bool checked) {
+  const ofl::Placement p = World();
+  const ofl::Tensor x = ofl::tensor<float>(Data(kSmallElems), ofl::Shape({kSmallRows, 1024}))
+                            .to_global(p, ofl::Sbp::partial_sum());
+  ofl::sync();
+  ofl::kernels::collective::SetCollectiveChecks(checked);
+  auto step = [&] {
+    ofl::Tensor y = x.to_global(p, ofl::Sbp::broadcast());
+    ofl::sync();
+    benchmark::DoNotOptimize(y);
+  };
+  step();
+  MPI_Barrier(MPI_COMM_WORLD);
+  LoopClock clock;
+  for (auto _ : state) step();
+  ofl_bench::ReportGBps(state, clock, kSmallBytes);
+  ofl::kernels::collective::SetCollectiveChecks(true);
+}
+
+void MpiAllReduce1MiB(benchmark::State& state) {
+  const Buffer send(Data(kSmallElems));
+  const Buffer recv(std::vector<float>(static_cast<size_t>(kSmallElems)));
+  Timed(
+      state,
+      [&] {
+        MPI_Allreduce(send.data.get(), recv.data.get(), static_cast<int>(kSmallElems), MPI_FLOAT,
+                      MPI_SUM, MPI_COMM_WORLD);
+        benchmark::ClobberMemory();
+      },
+      kSmallBytes);
 }
 
 // ofl's broadcast shard must equal what MPI computes from the same inputs. The verdict is agreed
@@ -231,6 +279,12 @@ int main(int argc, char** argv) {
     reg("boxing_s0_to_b_64MiB/mpi_allgather", MpiAllGather);
     reg("boxing_p_to_b_64MiB/ofl", [](benchmark::State& s) { OflBox(s, PartialInput()); });
     reg("boxing_p_to_b_64MiB/mpi_allreduce", MpiAllReduce);
+    auto small = [](const std::string& name, void (*fn)(benchmark::State&)) {
+      ofl_bench::Register(name, fn)->Unit(benchmark::kMicrosecond)->Iterations(kSmallIterations);
+    };
+    small("allreduce_1MiB/ofl", [](benchmark::State& s) { OflAllReduce1MiB(s, true); });
+    small("allreduce_1MiB/ofl_unchecked", [](benchmark::State& s) { OflAllReduce1MiB(s, false); });
+    small("allreduce_1MiB/mpi_allreduce", MpiAllReduce1MiB);
   }
 
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
