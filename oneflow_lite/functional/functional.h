@@ -84,11 +84,11 @@ Tensor repeat_backward(const Tensor& dy, const Shape& input_shape,
 
 // Waits for all issued work; re-throws the first error raised inside the VM not yet reported.
 void sync();
-// Drains the work issued so far, joins every VM worker (each after its device work completed),
-// destroys the streams' events and native streams, and returns every pool's memory to its device
-// backend. Call it before tearing down what the backends depend on (MPI_Finalize, the CUDA
-// runtime); the exit hook calls it too. Idempotent. Afterwards every op, read and sync() throws
-// ofl::Error; tensors may still be destroyed.
+// Drains issued work, joins every VM worker (each after its device work completed), destroys the
+// streams' events and native streams, returns the pools' memory nothing holds (a live tensor's,
+// view's or DLPack capsule's stays valid, going back with the process). Call it before tearing down
+// what the backends depend on (MPI_Finalize, the CUDA runtime); the exit hook calls it too.
+// Idempotent. Afterwards every op, read and sync() throws ofl::Error; tensors may still die.
 void shutdown();
 
 MemoryStats memory_stats(const Device& device);

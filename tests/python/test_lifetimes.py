@@ -97,3 +97,28 @@ def test_a_daemon_thread_waiting_in_a_read_at_exit(read):
     assert r.stdout.splitlines()[0] == "main returns", r.stdout
     assert "terminate called" not in r.stderr, r.stderr
     assert "nanobind: leaked" not in r.stderr, r.stderr
+
+
+def test_dlpack_arrays_outlive_shutdown():
+    # np.from_dlpack shares the tensor's own pool memory (no copy): shutdown keeps the memory that a
+    # tensor, a view or a capsule still holds, so the arrays read it afterwards, small (a slot of a
+    # slab) and 16 MiB (a segment of its own) alike, and dying after shutdown ends nothing badly.
+    r = run_child(
+        """
+        import numpy as np
+        import oneflow_lite as ofl
+        small = ofl.tensor(np.arange(8, dtype=np.float32)) * 2
+        big = ofl.ones(1 << 22) * 3
+        n, m = np.from_dlpack(small), np.from_dlpack(big)
+        v = np.from_dlpack(big[(1 << 22) - 4:])  # a view's capsule
+        t = np.from_dlpack(ofl.ones(5) + 4)      # only the capsule holds this tensor
+        ofl.shutdown()
+        print(n[:3].tolist(), n.tolist()[-1], float(m[0]), float(m[-1]), float(m.sum()))
+        print(v.tolist(), t.tolist())
+        del small, big, n, m, v, t
+        """
+    )
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"[0.0, 2.0, 4.0] 14.0 3.0 3.0 {3.0 * (1 << 22)}", r.stdout
+    assert lines[1] == "[3.0, 3.0, 3.0, 3.0] [5.0, 5.0, 5.0, 5.0, 5.0]", r.stdout

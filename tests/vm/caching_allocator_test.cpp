@@ -276,34 +276,52 @@ TEST(CachingAllocatorTest, MisusedTinyBlocksAreRefusedAndThePoolStaysUsable) {
   EXPECT_EQ(alloc->stats().allocated_bytes, 0);
 }
 
-// Close (the runtime shutting down) returns every segment, live blocks and slabs included;
-// afterwards the pool refuses requests with a clear error, late frees do nothing, and emptying
-// the cache or taking a snapshot finds nothing to merge or show.
-TEST(CachingAllocatorTest, AClosedPoolForgetsItsSlabsAndLateFreesDoNothing) {
+// Close (the runtime shutting down) returns the segments with no block in use and keeps the
+// others for good, even past the pool's life: a tensor, a DLPack capsule or a view that outlives
+// the runtime still reads its memory. Afterwards the pool refuses requests with a clear error,
+// late frees do nothing, and emptying the cache or taking a snapshot finds nothing.
+TEST(CachingAllocatorTest, AClosedPoolKeepsTheMemoryOfBlocksInUseAndReturnsTheRest) {
   auto live_bytes = std::make_shared<std::atomic<int64_t>>(0);
-  CachingAllocator alloc(Device("cpu"), std::make_unique<CountingBackend>(live_bytes));
-  auto* live = alloc.Allocate(48);
-  auto* dead = alloc.Allocate(100);
-  auto* big = alloc.Allocate(4 * kKiB);
-  alloc.Free(dead);  // its slab is empty now, waiting for requests of its size
-  EXPECT_GT(live_bytes->load(), 0);
-  alloc.Close();
-  EXPECT_EQ(live_bytes->load(), 0);
-  EXPECT_EQ(CachingAllocator::Size(live), 64u);  // a live tensor's handle still answers
-  alloc.Free(live);
-  alloc.MarkDead(big);
-  alloc.Free(big);
-  alloc.EmptyCache();
-  EXPECT_TRUE(alloc.Snapshot().empty());
-  EXPECT_EQ(alloc.TryAllocateCached(48), nullptr);
+  auto alloc = std::make_unique<CachingAllocator>(Device("cpu"),
+                                                  std::make_unique<CountingBackend>(live_bytes));
+  auto* tiny = alloc->Allocate(48);         // a slot of a slab in a small segment
+  auto* slab_freed = alloc->Allocate(100);  // another slab in the same segment, empty below
+  auto* big = alloc->Allocate(4 * kMiB);    // a segment of its own
+  auto* pending = alloc->Allocate(6 * kMiB);
+  auto* cached = alloc->Allocate(8 * kMiB);
+  alloc->Free(slab_freed);
+  alloc->Free(cached);
+  alloc->MarkDead(pending);  // its device work may still run: only Free would say it is over
+  EXPECT_EQ(live_bytes->load(), static_cast<int64_t>((2 + 4 + 6 + 8) * kMiB));
+  auto* tiny_data = static_cast<unsigned char*>(CachingAllocator::Data(tiny));
+  auto* big_data = static_cast<unsigned char*>(CachingAllocator::Data(big));
+  std::memset(tiny_data, 0x5a, 48);
+  std::memset(big_data, 0xa5, 4 * kMiB);
+
+  alloc->Close();
+  EXPECT_EQ(live_bytes->load(), static_cast<int64_t>((2 + 4 + 6) * kMiB));  // the cached one went
+  EXPECT_EQ(alloc->stats().allocated_bytes, 0);
+  EXPECT_EQ(alloc->stats().reserved_bytes, 0);
+  EXPECT_EQ(CachingAllocator::Size(tiny), 64u);  // a live tensor's handle still answers
+  EXPECT_EQ(CachingAllocator::Data(tiny), tiny_data);
+  alloc->Free(tiny);
+  alloc->Free(big);
+  alloc->Free(pending);
+  alloc->EmptyCache();
+  EXPECT_TRUE(alloc->Snapshot().empty());
+  EXPECT_EQ(alloc->TryAllocateCached(48), nullptr);
   try {
-    alloc.Allocate(48);
+    alloc->Allocate(48);
     FAIL() << "a closed pool allocated";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("closed"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(alloc.stats().allocated_bytes, 0);
-  EXPECT_EQ(live_bytes->load(), 0);
+  EXPECT_EQ(alloc->stats().allocated_bytes, 0);
+  alloc.reset();  // the pool goes; the memory of its blocks in use stays
+  EXPECT_EQ(live_bytes->load(), static_cast<int64_t>((2 + 4 + 6) * kMiB));
+  for (size_t i = 0; i < 48; ++i) ASSERT_EQ(tiny_data[i], 0x5a) << i;
+  for (size_t i = 0; i < 4 * kMiB; i += 4093) ASSERT_EQ(big_data[i], 0xa5) << i;
+  EXPECT_EQ(big_data[4 * kMiB - 1], 0xa5);
 }
 
 // Memory kept by empty slabs is never lost to other sizes: before the pool would grow (here it

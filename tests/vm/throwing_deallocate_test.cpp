@@ -2,7 +2,8 @@
 // returns an earlier asynchronous error): the memory is the backend's from the call on
 // (DeviceBackend::deallocate, oneflow_lite/extension.h), so the pool forgets the segment, reports
 // the error, and never hands the same pointer to deallocate again: not at the next empty_cache,
-// not at shutdown (Close), not when the pool is destroyed.
+// not at shutdown (Close), not when the pool is destroyed. (Close keeps the segments of blocks in
+// use, so those are never deallocated at all.)
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -63,6 +64,8 @@ TEST(ThrowingDeallocateTest, EmptyCacheReportsTheErrorAndShutdownNeverDeallocate
   CachingAllocator pool(Device("sim:0"), std::make_unique<DeviceMemoryBackend>(&backend, 0));
   CachingAllocator::Block* cached = pool.Allocate(4 * kMiB);  // a segment of its own
   CachingAllocator::Block* live = pool.Allocate(512);         // a small segment, kept in use
+  // Cached only at shutdown; taken now, so that its address cannot be the first one's again.
+  CachingAllocator::Block* late = pool.Allocate(6 * kMiB);
   pool.Free(cached);
   try {
     pool.EmptyCache();
@@ -73,18 +76,37 @@ TEST(ThrowingDeallocateTest, EmptyCacheReportsTheErrorAndShutdownNeverDeallocate
     EXPECT_NE(what.find("hostile: freed"), std::string::npos) << what;
     EXPECT_NE(what.find("the backend owns it"), std::string::npos) << what;
   }
-  // The pool forgot the segment: it counts only the one still in use.
-  EXPECT_EQ(pool.stats().reserved_bytes, static_cast<int64_t>(2 * kMiB));
+  // The pool forgot the segment: it counts only the ones still in use.
+  EXPECT_EQ(pool.stats().reserved_bytes, static_cast<int64_t>((2 + 6) * kMiB));
   ExpectEachDeallocatedOnce(backend, 1);
   EXPECT_NO_THROW(pool.EmptyCache());  // nothing cached is left: no call at all
   ExpectEachDeallocatedOnce(backend, 1);
 
-  // Shutdown returns the segment in use (that deallocate throws too) and never the first again.
-  EXPECT_THROW(pool.Close(), DeviceError);
+  // Shutdown returns a newly cached segment (that deallocate throws too), reported once the pool
+  // is closed; it never returns the first again, nor the segment in use, which it keeps for good.
+  pool.Free(late);
+  try {
+    pool.Close();
+    ADD_FAILURE() << "Close did not report the failed deallocate";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("hostile: freed"), std::string::npos) << e.what();
+  }
   ExpectEachDeallocatedOnce(backend, 2);
-  pool.Free(live);  // a tensor dying after shutdown: a no-op
+  EXPECT_THROW(pool.Allocate(512), Error);  // closed all the same
+  pool.Free(live);                          // a tensor dying after shutdown: a no-op
   EXPECT_NO_THROW(pool.Close());
   ExpectEachDeallocatedOnce(backend, 2);
+}
+
+TEST(ThrowingDeallocateTest, AClosedPoolDestroyedNeverDeallocatesTheSegmentsItKept) {
+  FreeThenThrowBackend backend;
+  {
+    CachingAllocator pool(Device("sim:0"), std::make_unique<DeviceMemoryBackend>(&backend, 0));
+    pool.Allocate(4 * kMiB);  // in use at shutdown: a capsule may still read it
+    pool.Allocate(512);
+    EXPECT_NO_THROW(pool.Close());
+  }
+  EXPECT_TRUE(backend.calls().empty());
 }
 
 TEST(ThrowingDeallocateTest, EveryCachedSegmentIsReturnedOnceEvenWhenTheFirstThrows) {

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -74,6 +76,15 @@ struct Segment {
   Segment* next = nullptr;
 };
 
+// A segment a closed pool kept (Close), listed where it stays reachable after its
+// pool is gone (the list is never destroyed), so LeakSanitizer reports none of them.
+void KeepForGood(void* base, size_t size) {
+  static auto* mu = new std::mutex();
+  static auto* kept = new std::vector<std::pair<void*, size_t>>();
+  std::lock_guard<std::mutex> lock(*mu);
+  kept->emplace_back(base, size);
+}
+
 }  // namespace
 
 struct CachingAllocator::Impl {
@@ -87,7 +98,7 @@ struct CachingAllocator::Impl {
     }
   }
 
-  // Every segment back to the backend, blocks still allocated included (the pool is closing).
+  // Every segment back to the backend, blocks in use included (destroyed without Close).
   void ReleaseAllSegments() {
     std::string failure;
     for (Segment* seg = std::exchange(segments, nullptr); seg != nullptr;) {
@@ -215,7 +226,7 @@ struct CachingAllocator::Impl {
 
   void Free(Block* h) {
     std::lock_guard<PoolMutex> lock(mu);
-    if (closed) return;  // its segment went back with the rest at Close
+    if (closed) return;  // Close kept its segment for good
     if (IsSlot(h)) {
       Slab* s = SlabOf(h);
       const int i = SlotOf(h);
@@ -578,13 +589,26 @@ void CachingAllocator::Close() {
   std::lock_guard<PoolMutex> lock(impl_->mu);
   if (impl_->closed) return;
   impl_->closed = true;
-  // The slabs' lists go (their blocks are gone with the segments below, so nothing may merge them
-  // back); their records stay, since a late Data() on a live tensor's slot reads its record.
+  std::exception_ptr failure;  // reported once the pool is closed all the same
+  try {
+    impl_->ReleaseCachedSegments();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  // What is left holds blocks in use, which a tensor, a DLPack capsule or a view may still read
+  // after shutdown: kept for good, it goes back with the process. A block pending free counts as
+  // in use, since only its Free (which never comes now) says the device is done with it.
+  for (Segment* seg = std::exchange(impl_->segments, nullptr); seg != nullptr;) {
+    std::unique_ptr<Segment> held(std::exchange(seg, seg->next));
+    KeepForGood(held->base, held->size);
+  }
+  // The slabs' lists go (nothing may merge their blocks back any more); their records stay, since
+  // a late Data() on a live tensor's slot reads its record.
   impl_->slabs.Forget();
   impl_->stats.allocated_bytes = 0;
   impl_->stats.reserved_bytes = 0;
   impl_->stats.pending_free_bytes = 0;
-  impl_->ReleaseAllSegments();
+  if (failure) std::rethrow_exception(failure);
 }
 
 void CachingAllocator::EmptyCache() {

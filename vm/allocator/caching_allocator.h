@@ -99,7 +99,7 @@ class CachingAllocator {
 
   // `name` (default: the device's) is what errors and snapshots call the pool.
   CachingAllocator(Device device, std::unique_ptr<AllocatorBackend> backend, std::string name = "");
-  ~CachingAllocator();  // returns every segment to the backend
+  ~CachingAllocator();  // returns every segment it still has to the backend (none after Close)
   CachingAllocator(const CachingAllocator&) = delete;
   CachingAllocator& operator=(const CachingAllocator&) = delete;
 
@@ -136,9 +136,12 @@ class CachingAllocator {
   // threw is forgotten all the same (the backend owns it, extension.h); once every segment was
   // tried, DeviceError names the first failure.
   void EmptyCache();
-  // Shutdown: returns every segment to the backend, allocated blocks included. Afterwards Allocate
-  // throws Error and Free does nothing (tensors that outlive the runtime may still die). A failed
-  // deallocate is reported as by EmptyCache, after every segment was tried.
+  // Shutdown: returns every segment with no block in use to the backend, as EmptyCache does, and
+  // keeps the others for good, never returned, not even when the pool is destroyed: a block in use
+  // (pending free included) may belong to a tensor, a DLPack capsule or a view that outlives the
+  // runtime and still reads it; that memory goes back with the process. Afterwards the stats are
+  // zero, Allocate throws Error and Free and MarkDead do nothing (tensors that outlive the runtime
+  // may still die). A failed deallocate is reported as by EmptyCache, once the pool is closed.
   void Close();
   // Caps reserved bytes (a segment that would cross the cap is not requested). < 0 throws
   // InvalidArgument; 0 means "no limit".
