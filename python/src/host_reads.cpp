@@ -109,7 +109,7 @@ const char* ReadElements(const Tensor& t, size_t nbytes, char* stack,
   }
   auto out = std::make_shared<std::vector<char>>();
   {
-    nb::gil_scoped_release release;  // a bulk copy
+    GilRelease release;  // a bulk copy
     detail::ReadToHost(t, op, [out](size_t n) -> void* {
       out->resize(n);
       return out->data();
@@ -168,7 +168,7 @@ nb::object ToNumpy(const Tensor& t) {
   std::vector<size_t> dims(shape.begin(), shape.end());
   auto mem = std::make_shared<ReadMemory>();
   {
-    nb::gil_scoped_release release;
+    GilRelease release;
     detail::ReadToHost(t, "numpy", [mem](size_t nbytes) -> void* {
       mem->data = TakeHostMemory(nbytes, &mem->rounded);
       return mem->data;
