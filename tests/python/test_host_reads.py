@@ -8,17 +8,7 @@ import pytest
 
 import oneflow_lite as ofl
 
-NUMPY_DTYPES = [
-    (np.bool_, ofl.bool),
-    (np.uint8, ofl.uint8),
-    (np.int8, ofl.int8),
-    (np.int16, ofl.int16),
-    (np.int32, ofl.int32),
-    (np.int64, ofl.int64),
-    (np.float16, ofl.float16),
-    (np.float32, ofl.float32),
-    (np.float64, ofl.float64),
-]
+from test_creation import NUMPY_DTYPES  # one table of the dtypes numpy and oneflow_lite share
 
 
 def _values(np_dtype, shape, rng):
