@@ -71,7 +71,37 @@ const TensorImpl& RefuseGradSource(const char* op, const Tensor& src) {
   return impl;
 }
 
-vm::BlobArg InplaceSource(const char* op, const TensorImpl& target, const Tensor& src) {
+// Whether an elementwise write of `target` reading `src` (seen as target's shape through
+// `stride` and `offset`) may read an element it already wrote: both view one storage, the element
+// ranges they reach intersect, and src is not target's own view (then each element reads only
+// itself, before writing it). Conservative: a layout that interleaves without sharing an element
+// is taken as overlapping, and costs a copy, never a wrong value.
+bool MayOverlap(const TensorImpl& target, const TensorImpl& src, const Strides& stride,
+                int64_t offset) {
+  if (src.storage() != target.storage()) return false;
+  const Shape& shape = target.shape();
+  if (shape.numel() == 0) return false;
+  bool same_view = offset == target.offset();
+  int64_t src_last = offset, target_last = target.offset();
+  for (int i = 0; i < shape.ndim(); ++i) {
+    if (shape[i] == 1) continue;
+    same_view = same_view && stride[i] == target.stride()[i];
+    src_last += (shape[i] - 1) * stride[i];
+    target_last += (shape[i] - 1) * target.stride()[i];
+  }
+  if (same_view) return false;
+  return offset <= target_last && target.offset() <= src_last;
+}
+
+// An in-place op's source as an operand: `arg` its view of the target's shape; `copy` the
+// overlapping source's copy, which must live until the op is queued (its storage is released
+// after the instructions queued before the release only).
+struct InplaceOperand {
+  vm::BlobArg arg;
+  Tensor copy;
+};
+
+InplaceOperand InplaceSource(const char* op, const TensorImpl& target, const Tensor& src) {
   const TensorImpl& impl = RefuseGradSource(op, src);
   if (impl.dtype() != target.dtype()) {
     throw InvalidArgument(std::string(op) + ": the source's dtype " + to_string(impl.dtype()) +
@@ -82,9 +112,16 @@ vm::BlobArg InplaceSource(const char* op, const TensorImpl& target, const Tensor
     throw InvalidArgument(std::string(op) + ": the source is on " + impl.device().str() +
                           " but the tensor is on " + target.device().str());
   }
-  return impl.arg(target.shape(),
-                  ops::BroadcastStrides(op, impl.shape(), impl.stride(), target.shape()),
-                  impl.offset());
+  Strides stride = ops::BroadcastStrides(op, impl.shape(), impl.stride(), target.shape());
+  if (!MayOverlap(target, impl, stride, impl.offset())) {
+    return {impl.arg(target.shape(), stride, impl.offset()), Tensor()};
+  }
+  // As numpy: the source's values before the write, from a copy queued ahead of it (PyTorch
+  // refuses the call instead).
+  Tensor copy = functional::Clone(src);
+  const TensorImpl& c = *copy.impl();
+  stride = ops::BroadcastStrides(op, c.shape(), c.stride(), target.shape());
+  return {c.arg(target.shape(), stride, c.offset()), std::move(copy)};
 }
 
 // Issues `kernel_op` writing the target's own view, and bumps its storage's version.
@@ -182,20 +219,22 @@ Tensor& Tensor::zero_() { return fill_(0.0); }
 
 Tensor& Tensor::add_(const Tensor& other) {
   const TensorImpl& t = InplaceTarget("add_", *this);
-  InplaceCall("add_", "add", t, {t.arg(), InplaceSource("add_", t, other)}, {});
+  const InplaceOperand s = InplaceSource("add_", t, other);
+  InplaceCall("add_", "add", t, {t.arg(), s.arg}, {});
   return *this;
 }
 
 Tensor& Tensor::sub_(const Tensor& other) {
   const TensorImpl& t = InplaceTarget("sub_", *this);
-  InplaceCall("sub_", "sub", t, {t.arg(), InplaceSource("sub_", t, other)}, {});
+  const InplaceOperand s = InplaceSource("sub_", t, other);
+  InplaceCall("sub_", "sub", t, {t.arg(), s.arg}, {});
   return *this;
 }
 
 Tensor& Tensor::mul_(double value) {
   const TensorImpl& t = InplaceTarget("mul_", *this);
   const Tensor scalar = full(Shape(std::vector<int64_t>{}), value, t.dtype(), t.device());
-  InplaceCall("mul_", "mul", t, {t.arg(), InplaceSource("mul_", t, scalar)}, {});
+  InplaceCall("mul_", "mul", t, {t.arg(), InplaceSource("mul_", t, scalar).arg}, {});
   return *this;
 }
 
@@ -204,7 +243,8 @@ Tensor& Tensor::copy_(const Tensor& src) {
   const TensorImpl& s = RefuseGradSource("copy_", src);
   // From another device: to this one first (a copy queued like any op).
   const Tensor here = s.device() == t.device() ? src : src.to(t.device());
-  InplaceCall("copy_", "copy", t, {InplaceSource("copy_", t, here)}, {});
+  const InplaceOperand source = InplaceSource("copy_", t, here);
+  InplaceCall("copy_", "copy", t, {source.arg}, {});
   return *this;
 }
 
