@@ -56,8 +56,8 @@ void SimSleepKernel(const ofl::KernelContext& ctx) {
   const int64_t us = ctx.attrs[0];
   const void* from = sim.HostView(ctx.inputs[0].data);
   void* to = sim.HostView(ctx.outputs[0].data);
-  const size_t bytes = static_cast<size_t>(ctx.inputs[0].shape.numel()) *
-                       ofl::element_size(ctx.inputs[0].dtype);
+  const size_t bytes =
+      static_cast<size_t>(ctx.inputs[0].shape.numel()) * ofl::element_size(ctx.inputs[0].dtype);
   sim.Enqueue(ctx.stream, [us, from, to, bytes] {
     std::this_thread::sleep_for(std::chrono::microseconds(us));
     std::memcpy(to, from, bytes);
