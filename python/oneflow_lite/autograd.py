@@ -43,29 +43,31 @@ def _bare_decorator(cls, fn):
     return cls()(fn)
 
 
-class no_grad(_GradMode):
+class _FixedMode(_GradMode):
+    """A switch to the mode `_mode`, used as ``with cls():``, ``@cls()`` or bare ``@cls``."""
+
+    _mode = False
+
+    def __new__(cls, orig_func=None):
+        if orig_func is not None:
+            return _bare_decorator(cls, orig_func)
+        return super().__new__(cls)
+
+    def __init__(self, orig_func=None):
+        super().__init__(self._mode)
+
+
+class no_grad(_FixedMode):
     """Recording off inside ``with ofl.no_grad():`` or a function it decorates (``@ofl.no_grad()``
     or ``@ofl.no_grad``), as ``torch.no_grad``."""
 
-    def __new__(cls, orig_func=None):
-        if orig_func is not None:
-            return _bare_decorator(cls, orig_func)
-        return super().__new__(cls)
-
-    def __init__(self, orig_func=None):
-        super().__init__(False)
+    _mode = False
 
 
-class enable_grad(_GradMode):
+class enable_grad(_FixedMode):
     """Recording on, inside a no_grad block too, as ``torch.enable_grad``."""
 
-    def __new__(cls, orig_func=None):
-        if orig_func is not None:
-            return _bare_decorator(cls, orig_func)
-        return super().__new__(cls)
-
-    def __init__(self, orig_func=None):
-        super().__init__(True)
+    _mode = True
 
 
 class set_grad_enabled(_GradMode):
