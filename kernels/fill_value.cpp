@@ -23,6 +23,64 @@ void Store(T v, void* element) {
   std::memcpy(element, &v, sizeof(T));
 }
 
+// Stores the low bits of `bits` for an integer dtype (or bool: `nonzero`); false for a floating
+// dtype.
+bool StoreInteger(uint64_t bits, bool nonzero, DType dtype, void* element) {
+  switch (dtype) {
+    case DType::kBool:
+      Store(static_cast<uint8_t>(nonzero), element);
+      return true;
+    case DType::kUInt8:
+    case DType::kInt8:
+      Store(static_cast<uint8_t>(bits), element);
+      return true;
+    case DType::kInt16:
+      Store(static_cast<uint16_t>(bits), element);
+      return true;
+    case DType::kInt32:
+      Store(static_cast<uint32_t>(bits), element);
+      return true;
+    case DType::kInt64:
+      Store(bits, element);
+      return true;
+    default:
+      return false;
+  }
+}
+
+// |v| (sign apart) rounded to odd at a double's 53 bits: truncated, with the last bit set when
+// that dropped anything. A 16-bit float rounded from it (through RoundToOddFloat) is the
+// correctly rounded integer; rounding to the nearest double first could land on a tie the
+// integer was not (2^62 + 2^54 + 1 would become bfloat16 2^62, not 2^62 + 2^55).
+double MagnitudeRoundedToOdd(uint64_t magnitude) {
+  int shift = 0;
+  while ((magnitude >> shift) >= (uint64_t{1} << 53)) ++shift;
+  if (shift == 0) return static_cast<double>(magnitude);
+  const uint64_t kept = magnitude >> shift;
+  const bool dropped = (magnitude & ((uint64_t{1} << shift) - 1)) != 0;
+  return std::ldexp(static_cast<double>(kept | (dropped ? 1 : 0)), shift);
+}
+
+// A float dtype from an integer of magnitude `magnitude` and sign `negative`: float32 and
+// float64 by the conversions C++ rounds once to nearest, the 16-bit floats from the odd-rounded
+// double.
+template <class Int>
+void StoreIntegerAsFloat(Int v, uint64_t magnitude, bool negative, DType dtype, void* element) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return Store(static_cast<float>(v), element);
+    case DType::kFloat64:
+      return Store(static_cast<double>(v), element);
+    default:
+      break;
+  }
+  const double odd =
+      negative ? -MagnitudeRoundedToOdd(magnitude) : MagnitudeRoundedToOdd(magnitude);
+  const float f = cpu::RoundToOddFloat(odd);
+  if (dtype == DType::kFloat16) return Store(cpu::FloatToHalfBits(f), element);
+  return Store(cpu::FloatToBFloat16Bits(f), element);
+}
+
 }  // namespace
 
 double FillValueFromAttr(int64_t attr) {
@@ -31,28 +89,45 @@ double FillValueFromAttr(int64_t attr) {
   return value;
 }
 
+FillValue FillValueFromAttrs(const std::vector<int64_t>& attrs) {
+  FillValue v;
+  v.bits = attrs.at(0);
+  if (attrs.size() > 1) v.kind = static_cast<FillKind>(attrs[1]);
+  return v;
+}
+
+void FillValueToElement(const FillValue& value, DType dtype, void* element) {
+  switch (value.kind) {
+    case FillKind::kDouble:
+      return FillValueToElement(FillValueFromAttr(value.bits), dtype, element);
+    case FillKind::kInt64: {
+      const int64_t v = value.bits;
+      if (StoreInteger(static_cast<uint64_t>(v), v != 0, dtype, element)) return;
+      // -(uint64)v: the magnitude, INT64_MIN included.
+      const uint64_t magnitude =
+          v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+      return StoreIntegerAsFloat(v, magnitude, v < 0, dtype, element);
+    }
+    case FillKind::kUInt64: {
+      const auto v = static_cast<uint64_t>(value.bits);
+      if (StoreInteger(v, v != 0, dtype, element)) return;
+      return StoreIntegerAsFloat(v, v, false, dtype, element);
+    }
+  }
+}
+
 void FillValueToElement(double value, DType dtype, void* element) {
   // Unsigned wrap-around of the int64: the low bits, as two's complement keeps them.
   const uint64_t bits = static_cast<uint64_t>(TruncateToInt64(value));
+  if (StoreInteger(bits, value != 0, dtype, element)) return;
   switch (dtype) {
-    case DType::kBool:
-      return Store(static_cast<uint8_t>(value != 0), element);
-    case DType::kUInt8:
-    case DType::kInt8:
-      return Store(static_cast<uint8_t>(bits), element);
-    case DType::kInt16:
-      return Store(static_cast<uint16_t>(bits), element);
-    case DType::kInt32:
-      return Store(static_cast<uint32_t>(bits), element);
-    case DType::kInt64:
-      return Store(bits, element);
     case DType::kFloat16:
       return Store(cpu::FloatToHalfBits(cpu::RoundToOddFloat(value)), element);
     case DType::kBFloat16:
       return Store(cpu::FloatToBFloat16Bits(cpu::RoundToOddFloat(value)), element);
     case DType::kFloat32:
       return Store(static_cast<float>(value), element);
-    case DType::kFloat64:
+    default:
       return Store(value, element);
   }
 }

@@ -3,19 +3,36 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "oneflow_lite/dtype.h"
 
 namespace ofl::kernels {
 
+// How a fill's attrs[0] holds its value: attrs[1], absent for kDouble (extension.h, "fill").
+enum class FillKind : int64_t {
+  kDouble = 0,  // a double's bit pattern (std::memcpy of the double into an int64_t)
+  kInt64 = 1,   // an int64
+  kUInt64 = 2,  // a uint64's bits
+};
+
+struct FillValue {
+  FillKind kind = FillKind::kDouble;
+  int64_t bits = 0;
+};
+
+// The value the attrs of a fill hold (as CheckFillArgs accepts them).
+FillValue FillValueFromAttrs(const std::vector<int64_t>& attrs);
 // The double whose bit pattern attrs[0] holds (std::memcpy of the double into an int64_t).
 double FillValueFromAttr(int64_t attr);
 
 // Writes `value` converted to `dtype` into `element` (element_size(dtype) bytes): bool is
-// value != 0; integers are truncated toward zero as static_cast does, and a value the dtype cannot
-// hold wraps to its width as two's complement (-1 gives uint8 255; NaN gives 0; beyond the int64
-// range saturates first); float32 rounds to nearest even; float16 and bfloat16 round the double
+// value != 0; a double to an integer dtype is truncated toward zero as static_cast does, and a
+// value the dtype cannot hold wraps to its width as two's complement (-1 gives uint8 255; NaN
+// gives 0; beyond the int64 range saturates first); an integer to an integer dtype keeps its low
+// bits; float32 and float64 round to nearest even once; float16 and bfloat16 round the exact value
 // once, to nearest even (never through a float rounded to nearest first).
+void FillValueToElement(const FillValue& value, DType dtype, void* element);
 void FillValueToElement(double value, DType dtype, void* element);
 
 }  // namespace ofl::kernels

@@ -179,10 +179,14 @@ void CheckFillArgs(const KernelContext& ctx) {
                           std::to_string(ctx.inputs.size()) + " and " +
                           std::to_string(ctx.outputs.size()));
   }
-  if (ctx.attrs.size() != 1) {
+  if (ctx.attrs.empty() || ctx.attrs.size() > 2) {
     throw InvalidArgument(
-        "fill: the kernel expects 1 attribute (the value as the bits of a double), got " +
+        "fill: the kernel expects 1 or 2 attributes (the value's bits, then its kind), got " +
         std::to_string(ctx.attrs.size()));
+  }
+  if (ctx.attrs.size() == 2 && (ctx.attrs[1] < 0 || ctx.attrs[1] > 2)) {
+    throw InvalidArgument("fill: the value's kind (attrs[1]) is " + std::to_string(ctx.attrs[1]) +
+                          "; expected 0 (a double), 1 (an int64) or 2 (a uint64)");
   }
   CheckStrides("fill", "output", ctx.outputs[0]);
 }

@@ -32,7 +32,7 @@ void CheckBinaryArgs(const KernelContext& ctx) {
   CheckBinaryArgs(kOp, ctx);
 }
 
-// "fill": no inputs, one output, one attribute (the value).
+// "fill": no inputs, one output, one or two attributes (the value, its kind: fill_value.h).
 void CheckFillArgs(const KernelContext& ctx);
 
 }  // namespace ofl::kernels

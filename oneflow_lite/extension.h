@@ -197,10 +197,13 @@ std::vector<Tensor> call_op(const std::string& name, const std::vector<Tensor>& 
 //          dtypes compute in their own type (float16 and bfloat16 in float, rounded once to nearest
 //          even); integers wrap around as two's complement. InvalidArgument for differing shapes or
 //          dtypes, operand counts other than 2 and 1, dtype bool, and "div" on an integer dtype.
-// "fill":  no inputs, one output with any non-overlapping strides and any dtype; attrs[0] holds a
-//          double's bit pattern (std::memcpy into an int64_t). Every element becomes the value
-//          converted to the dtype: bool is value != 0, integers truncate toward zero as
-//          static_cast does (wrapping to the width; NaN gives 0), floats round to nearest even.
+// "fill":  no inputs, one output with any non-overlapping strides and any dtype; attrs[0] holds
+//          the value and attrs[1] its kind: absent or 0, a double's bit pattern (std::memcpy into
+//          an int64_t); 1, an int64; 2, a uint64's bits (ofl::full and fill_ pass an integer
+//          value as 1 or 2, so that an integer dtype gets it exactly). Every element becomes the
+//          value converted to the dtype: bool is value != 0, a double to an integer truncates
+//          toward zero as static_cast does (wrapping to the width; NaN gives 0), an integer to an
+//          integer keeps its low bits, floats round the exact value once to nearest even.
 // "empty": no inputs, one output; nothing to do (the output only needs its memory).
 
 }  // namespace ofl

@@ -14,6 +14,7 @@
 #include "oneflow_lite/dtype.h"
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/placement.h"
+#include "oneflow_lite/scalar.h"
 #include "oneflow_lite/shape.h"
 
 namespace ofl {
@@ -73,12 +74,28 @@ class Tensor {
 
   // In-place ops: each writes this tensor's view, returns *this and bumps the storage's version
   // counter. On a tensor that requires grad they throw InvalidArgument unless grad mode is off
-  // (NoGradGuard: an optimizer step); a source that requires grad is refused the same way.
-  Tensor& fill_(double value);  // the value converted to dtype()
+  // (NoGradGuard: an optimizer step); a source that requires grad is refused the same way; so is
+  // an expanded view (stride 0: several elements in one place). A source that shares this
+  // tensor's storage and may overlap its elements (x.add_(x.permute({1, 0}))) is read as it was
+  // before the op, through a copy queued first; this tensor's own view (x.add_(x)) needs none.
+  //
+  // fill_: the value converted to dtype(); InvalidArgument where the dtype cannot hold it
+  // (Scalar::fits: 300 or NaN for uint8).
+  Tensor& fill_(Scalar value);
   Tensor& zero_();
-  Tensor& add_(const Tensor& other);  // other broadcasts to this shape; same dtype and device
+  // Arithmetic: other broadcasts to this shape, with the same dtype and device; a number takes
+  // this dtype (InvalidArgument where it cannot hold it, and for a floating-point number with an
+  // integer tensor, whose result would be floating). InvalidArgument for a bool tensor, and for
+  // div_ on an integer one, as PyTorch: the result would not fit. Refused before anything is
+  // queued, so the tensor keeps its values.
+  Tensor& add_(const Tensor& other);
   Tensor& sub_(const Tensor& other);
-  Tensor& mul_(double value);
+  Tensor& mul_(const Tensor& other);
+  Tensor& div_(const Tensor& other);
+  Tensor& add_(Scalar value);
+  Tensor& sub_(Scalar value);
+  Tensor& mul_(Scalar value);
+  Tensor& div_(Scalar value);
   // From any device, with any strides; src broadcasts to this shape; the same dtype.
   Tensor& copy_(const Tensor& src);
 
@@ -158,20 +175,20 @@ std::vector<T> Tensor::to_vector() const {
 template <>
 std::vector<bool> Tensor::to_vector<bool>() const;
 
-// Elementwise arithmetic with PyTorch's broadcasting (ofl::add, sub, mul, div); a C++ scalar takes
-// the tensor's dtype.
+// Elementwise arithmetic with PyTorch's broadcasting (ofl::add, sub, mul, div); a number takes
+// the tensor's dtype (InvalidArgument where the dtype cannot hold it: Scalar::fits).
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);
 Tensor operator*(const Tensor& a, const Tensor& b);
 Tensor operator/(const Tensor& a, const Tensor& b);
-Tensor operator+(const Tensor& a, double b);
-Tensor operator-(const Tensor& a, double b);
-Tensor operator*(const Tensor& a, double b);
-Tensor operator/(const Tensor& a, double b);
-Tensor operator+(double a, const Tensor& b);
-Tensor operator-(double a, const Tensor& b);
-Tensor operator*(double a, const Tensor& b);
-Tensor operator/(double a, const Tensor& b);
-Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, Scalar b);
+Tensor operator-(const Tensor& a, Scalar b);
+Tensor operator*(const Tensor& a, Scalar b);
+Tensor operator/(const Tensor& a, Scalar b);
+Tensor operator+(Scalar a, const Tensor& b);
+Tensor operator-(Scalar a, const Tensor& b);
+Tensor operator*(Scalar a, const Tensor& b);
+Tensor operator/(Scalar a, const Tensor& b);
+Tensor operator-(const Tensor& a);  // InvalidArgument for bool, as PyTorch
 
 }  // namespace ofl

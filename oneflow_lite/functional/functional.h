@@ -55,21 +55,28 @@ Tensor contiguous(const Tensor& x);
 Tensor clone(const Tensor& x);  // always a new row-major copy; gradient g
 // Elementwise, with PyTorch's broadcasting: the operands are expanded (stride 0, no copy) to their
 // common shape. Both operands have the same dtype (no promotion; InvalidArgument naming both) and
-// device; bool is refused, and so is div of integer tensors. A scalar takes the tensor's dtype.
+// device; bool is refused, and so is div of integer tensors. A number takes the tensor's dtype
+// (no promotion: int64 + 2.5 adds 2), exactly for an integer one, and InvalidArgument where the
+// dtype cannot hold it (Scalar::fits: "add: value 300 cannot be converted to type uint8 without
+// overflow").
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor sub(const Tensor& a, const Tensor& b);
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
-Tensor add(const Tensor& a, double b);
-Tensor sub(const Tensor& a, double b);
-Tensor mul(const Tensor& a, double b);
-Tensor div(const Tensor& a, double b);
+Tensor add(const Tensor& a, Scalar b);
+Tensor sub(const Tensor& a, Scalar b);
+Tensor mul(const Tensor& a, Scalar b);
+Tensor div(const Tensor& a, Scalar b);
 // The sum of every element, as a 0-dim tensor.
 Tensor sum(const Tensor& x);
 // The sum over `dims` (negative dims wrap; a duplicate is an error), which are dropped from the
 // shape unless keepdim. Floats accumulate in double and bool is refused, as reduce_sum_to.
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
-Tensor full(const Shape& shape, double value, DType dtype = DType::kFloat32,
+// Every element the value converted to dtype: exactly for an integer (2^62 + 1 into int64), a
+// double truncated toward zero (2.7 is 2), rounded to nearest for a floating dtype.
+// InvalidArgument, naming the call, where the dtype cannot hold the value (Scalar::fits: 300 or
+// -256 for uint8, NaN for any integer dtype), as PyTorch.
+Tensor full(const Shape& shape, Scalar value, DType dtype = DType::kFloat32,
             const Device& device = Device(DeviceType::kCPU, 0));
 Tensor zeros(const Shape& shape, DType dtype = DType::kFloat32,
              const Device& device = Device(DeviceType::kCPU, 0));

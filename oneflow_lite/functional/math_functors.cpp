@@ -1,10 +1,12 @@
-// The arithmetic ops (add, sub, mul, div and their operators), sum, the filled tensors (full,
-// zeros, ones) and the in-place ops. The out-of-place ones go through their definitions on the
-// generic path (dispatch.h); the in-place ones write the tensor's own view with the same kernels.
+// The arithmetic ops (add, sub, mul, div and their operators, a number operand taken exactly as
+// an ofl::Scalar), sum, the filled tensors (full, zeros, ones) and the in-place ops. The
+// out-of-place ones go through their definitions on the generic path (dispatch.h); the in-place
+// ones write the tensor's own view with the same kernels.
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "kernels/fill_value.h"
 #include "oneflow_lite/autograd.h"
 #include "oneflow_lite/autograd/graph.h"
 #include "oneflow_lite/functional/dispatch.h"
@@ -22,16 +24,56 @@ using functional::NewTensor;
 
 namespace {
 
-// The scalar operand of `x op value`: a 0-dim tensor of x's dtype on x's device.
-Tensor ScalarLike(const char* op, const Tensor& x, double value) {
-  const TensorImpl& impl = ImplOf(op, x);
-  return full(Shape(std::vector<int64_t>{}), value, impl.dtype(), impl.device());
+bool IsFloating(DType d) {
+  return d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kFloat32 ||
+         d == DType::kFloat64;
 }
 
-int64_t DoubleBits(double value) {
+// PyTorch's refusal (c10::checked_convert), before anything is queued.
+void CheckFits(const char* op, const Scalar& value, DType dtype) {
+  if (!value.fits(dtype)) {
+    throw InvalidArgument(std::string(op) + ": value " + value.str() +
+                          " cannot be converted to type " + to_string(dtype) + " without overflow");
+  }
+}
+
+// The attributes of a "fill" of `value` (extension.h): a double as its bits alone, an integer
+// with its kind, so that it reaches an integer dtype exactly.
+std::vector<int64_t> FillAttrs(const Scalar& value) {
+  switch (value.kind()) {
+    case Scalar::Kind::kBool:
+    case Scalar::Kind::kInt64:
+      return {value.int64_value(), static_cast<int64_t>(kernels::FillKind::kInt64)};
+    case Scalar::Kind::kUInt64:
+      return {static_cast<int64_t>(value.uint64_value()),
+              static_cast<int64_t>(kernels::FillKind::kUInt64)};
+    case Scalar::Kind::kDouble:
+      break;
+  }
+  const double d = value.double_value();
   int64_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
+  std::memcpy(&bits, &d, sizeof bits);
+  return {bits};
+}
+
+// full, zeros and ones; `op` names the call in errors. The instruction is "full" for each.
+Tensor Full(const char* op, const Shape& shape, const Scalar& value, DType dtype,
+            const Device& device) {
+  ops::CheckDType(op, dtype);
+  ops::CheckShape(op, "shape", shape, element_size(dtype));
+  CheckFits(op, value, dtype);
+  Tensor out = NewTensor(shape, dtype, device);
+  kernels::KernelFn fn = kernels::FindKernel("fill", device.type());
+  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
+    b->OpCall("full", fn, {}, {out.impl()->arg()}, FillAttrs(value));
+  });
+  return out;
+}
+
+// The scalar operand of `x op value`: a 0-dim tensor of x's dtype on x's device.
+Tensor ScalarLike(const char* op, const Tensor& x, const Scalar& value) {
+  const TensorImpl& impl = ImplOf(op, x);
+  return Full(op, Shape(std::vector<int64_t>{}), value, impl.dtype(), impl.device());
 }
 
 // The checks every in-place op makes on the tensor it writes, before anything is queued.
@@ -135,6 +177,44 @@ void InplaceCall(const char* op, const char* kernel_op, const TensorImpl& target
   target.blob()->BumpVersion();
 }
 
+// The checks of an in-place arithmetic op beyond InplaceTarget's: a result the tensor's dtype
+// holds, as PyTorch requires of an in-place result (bool holds no arithmetic result here; an
+// integer holds no true division). Refused at the call, so the tensor and its views keep their
+// data.
+const TensorImpl& ArithmeticTarget(const char* op, const Tensor& self, bool division) {
+  const TensorImpl& t = InplaceTarget(op, self);
+  if (t.dtype() == DType::kBool) {
+    throw InvalidArgument(std::string(op) +
+                          ": the tensor's dtype is bool, and arithmetic on bool is not "
+                          "supported (its result is no bool); the tensor is unchanged");
+  }
+  if (division && !IsFloating(t.dtype())) {
+    throw InvalidArgument(std::string(op) + ": the tensor's dtype " + to_string(t.dtype()) +
+                          " cannot hold the result of a true division (a floating value); "
+                          "the tensor is unchanged");
+  }
+  return t;
+}
+
+// The number operand of an in-place arithmetic op: PyTorch refuses a floating-point number with
+// an integer tensor (the result would be floating), even 2.0.
+Tensor InplaceScalar(const char* op, const TensorImpl& t, const Scalar& value) {
+  if (value.is_floating_point() && !IsFloating(t.dtype())) {
+    throw InvalidArgument(std::string(op) + ": value " + value.str() +
+                          " is a floating-point number, and the tensor's dtype " +
+                          to_string(t.dtype()) +
+                          " cannot hold the result; the tensor is unchanged");
+  }
+  return Full(op, Shape(std::vector<int64_t>{}), value, t.dtype(), t.device());
+}
+
+// self op= other, by a tensor.
+void InplaceArithmetic(const char* op, const char* kernel_op, const TensorImpl& t,
+                       const Tensor& other) {
+  const InplaceOperand s = InplaceSource(op, t, other);
+  InplaceCall(op, kernel_op, t, {t.arg(), s.arg}, {});
+}
+
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b) {
@@ -153,24 +233,32 @@ Tensor div(const Tensor& a, const Tensor& b) {
   static const ops::OpSchema& op = ops::BuiltinOp("div");
   return Dispatch(op, {a, b}, {})[0];
 }
-Tensor add(const Tensor& a, double b) { return add(a, ScalarLike("add", a, b)); }
-Tensor sub(const Tensor& a, double b) { return sub(a, ScalarLike("sub", a, b)); }
-Tensor mul(const Tensor& a, double b) { return mul(a, ScalarLike("mul", a, b)); }
-Tensor div(const Tensor& a, double b) { return div(a, ScalarLike("div", a, b)); }
+Tensor add(const Tensor& a, Scalar b) { return add(a, ScalarLike("add", a, b)); }
+Tensor sub(const Tensor& a, Scalar b) { return sub(a, ScalarLike("sub", a, b)); }
+Tensor mul(const Tensor& a, Scalar b) { return mul(a, ScalarLike("mul", a, b)); }
+Tensor div(const Tensor& a, Scalar b) { return div(a, ScalarLike("div", a, b)); }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator+(const Tensor& a, double b) { return add(a, b); }
-Tensor operator-(const Tensor& a, double b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, double b) { return div(a, b); }
-Tensor operator+(double a, const Tensor& b) { return add(ScalarLike("add", b, a), b); }
-Tensor operator-(double a, const Tensor& b) { return sub(ScalarLike("sub", b, a), b); }
-Tensor operator*(double a, const Tensor& b) { return mul(ScalarLike("mul", b, a), b); }
-Tensor operator/(double a, const Tensor& b) { return div(ScalarLike("div", b, a), b); }
-Tensor operator-(const Tensor& a) { return mul(a, -1.0); }
+Tensor operator+(const Tensor& a, Scalar b) { return add(a, b); }
+Tensor operator-(const Tensor& a, Scalar b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, Scalar b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, Scalar b) { return div(a, b); }
+Tensor operator+(Scalar a, const Tensor& b) { return add(ScalarLike("add", b, a), b); }
+Tensor operator-(Scalar a, const Tensor& b) { return sub(ScalarLike("sub", b, a), b); }
+Tensor operator*(Scalar a, const Tensor& b) { return mul(ScalarLike("mul", b, a), b); }
+Tensor operator/(Scalar a, const Tensor& b) { return div(ScalarLike("div", b, a), b); }
+
+Tensor operator-(const Tensor& a) {
+  if (!a.defined())
+    throw InvalidArgument("neg: the input tensor is undefined (default-constructed)");
+  if (a.dtype() == DType::kBool) {
+    throw InvalidArgument("neg: negation, the `-` operator, on a bool tensor is not supported");
+  }
+  return mul(a, -1);  // -1 is uint8's 255: the two's-complement negation, as PyTorch
+}
 
 Tensor sum(const Tensor& x) {
   static const ops::OpSchema& op = ops::BuiltinOp("sum");
@@ -191,50 +279,64 @@ Tensor Tensor::sum(const std::vector<int64_t>& dims, bool keepdim) const {
   return ofl::sum(*this, dims, keepdim);
 }
 
-Tensor full(const Shape& shape, double value, DType dtype, const Device& device) {
-  ops::CheckDType("full", dtype);
-  ops::CheckShape("full", "shape", shape, element_size(dtype));
-  Tensor out = NewTensor(shape, dtype, device);
-  kernels::KernelFn fn = kernels::FindKernel("fill", device.type());
-  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
-    b->OpCall("full", fn, {}, {out.impl()->arg()}, {DoubleBits(value)});
-  });
-  return out;
+Tensor full(const Shape& shape, Scalar value, DType dtype, const Device& device) {
+  return Full("full", shape, value, dtype, device);
 }
-
 Tensor zeros(const Shape& shape, DType dtype, const Device& device) {
-  return full(shape, 0.0, dtype, device);
+  return Full("zeros", shape, 0, dtype, device);
 }
 Tensor ones(const Shape& shape, DType dtype, const Device& device) {
-  return full(shape, 1.0, dtype, device);
+  return Full("ones", shape, 1, dtype, device);
 }
 
-Tensor& Tensor::fill_(double value) {
+Tensor& Tensor::fill_(Scalar value) {
   const TensorImpl& t = InplaceTarget("fill_", *this);
-  InplaceCall("fill_", "fill", t, {}, {DoubleBits(value)});
+  CheckFits("fill_", value, t.dtype());
+  InplaceCall("fill_", "fill", t, {}, FillAttrs(value));
   return *this;
 }
 
-Tensor& Tensor::zero_() { return fill_(0.0); }
+Tensor& Tensor::zero_() {
+  const TensorImpl& t = InplaceTarget("zero_", *this);
+  InplaceCall("zero_", "fill", t, {}, FillAttrs(0));
+  return *this;
+}
 
 Tensor& Tensor::add_(const Tensor& other) {
-  const TensorImpl& t = InplaceTarget("add_", *this);
-  const InplaceOperand s = InplaceSource("add_", t, other);
-  InplaceCall("add_", "add", t, {t.arg(), s.arg}, {});
+  InplaceArithmetic("add_", "add", ArithmeticTarget("add_", *this, false), other);
   return *this;
 }
-
 Tensor& Tensor::sub_(const Tensor& other) {
-  const TensorImpl& t = InplaceTarget("sub_", *this);
-  const InplaceOperand s = InplaceSource("sub_", t, other);
-  InplaceCall("sub_", "sub", t, {t.arg(), s.arg}, {});
+  InplaceArithmetic("sub_", "sub", ArithmeticTarget("sub_", *this, false), other);
+  return *this;
+}
+Tensor& Tensor::mul_(const Tensor& other) {
+  InplaceArithmetic("mul_", "mul", ArithmeticTarget("mul_", *this, false), other);
+  return *this;
+}
+Tensor& Tensor::div_(const Tensor& other) {
+  InplaceArithmetic("div_", "div", ArithmeticTarget("div_", *this, true), other);
   return *this;
 }
 
-Tensor& Tensor::mul_(double value) {
-  const TensorImpl& t = InplaceTarget("mul_", *this);
-  const Tensor scalar = full(Shape(std::vector<int64_t>{}), value, t.dtype(), t.device());
-  InplaceCall("mul_", "mul", t, {t.arg(), InplaceSource("mul_", t, scalar).arg}, {});
+Tensor& Tensor::add_(Scalar value) {
+  const TensorImpl& t = ArithmeticTarget("add_", *this, false);
+  InplaceArithmetic("add_", "add", t, InplaceScalar("add_", t, value));
+  return *this;
+}
+Tensor& Tensor::sub_(Scalar value) {
+  const TensorImpl& t = ArithmeticTarget("sub_", *this, false);
+  InplaceArithmetic("sub_", "sub", t, InplaceScalar("sub_", t, value));
+  return *this;
+}
+Tensor& Tensor::mul_(Scalar value) {
+  const TensorImpl& t = ArithmeticTarget("mul_", *this, false);
+  InplaceArithmetic("mul_", "mul", t, InplaceScalar("mul_", t, value));
+  return *this;
+}
+Tensor& Tensor::div_(Scalar value) {
+  const TensorImpl& t = ArithmeticTarget("div_", *this, true);
+  InplaceArithmetic("div_", "div", t, InplaceScalar("div_", t, value));
   return *this;
 }
 

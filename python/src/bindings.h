@@ -41,6 +41,10 @@ Device ArgDevice(nb::handle h, const char* fn);
 DType ArgDType(nb::handle h, const char* fn, DType fallback);
 // A Python number (int, float, bool, numpy scalar) as double; false for anything else.
 bool NumberAsDouble(nb::handle h, double* out);
+// A Python number as the ofl::Scalar an op takes: a bool, an int (numpy's integers too) exactly,
+// a float or another real number as a double; false for anything else. OverflowError, naming
+// `fn` and `arg`, for an int beyond 64 bits.
+bool NumberAsScalar(nb::handle h, const char* fn, const char* arg, Scalar* out);
 
 // Sets the Python error of a C++ error: ofl.InvalidArgument for InvalidArgument, and so on.
 void SetErrorFor(const Error& e);
@@ -146,10 +150,14 @@ nb::object TensorOrNone(Tensor t);
 // as the Python error it stands for (ofl.Error's classes, TypeError, ...) and returns null.
 PyObject* RaiseCurrent();
 
-// t += other and t -= other with a tensor or a number (add_, sub_ and the operators); a TypeError
-// naming `fn` for anything else.
+// t += other, -=, *= and /= with a tensor or a number (add_, sub_, mul_, div_ and the operators);
+// a TypeError naming `fn` for anything else.
 void AddInPlace(Tensor& t, nb::handle other, const char* fn);
 void SubInPlace(Tensor& t, nb::handle other, const char* fn);
+void MulInPlace(Tensor& t, nb::handle other, const char* fn);
+void DivInPlace(Tensor& t, nb::handle other, const char* fn);
+// t.fill_(value) with a number; a TypeError naming fill_ for anything else.
+void FillInPlace(Tensor& t, nb::handle value);
 // Page-aligned host memory of at least `bytes` for a numpy array numpy() returns; *rounded is the
 // size to give back. A large buffer goes back to a bounded cache, so the next array of its size
 // finds its pages mapped (host_buffers.cpp). Neither needs the GIL (a read takes the memory only

@@ -59,17 +59,17 @@ void BindFunctions(nb::module_& m) {
          bool requires_grad) {
         Shape shape(PyLong_Check(size.ptr()) ? std::vector<int64_t>{ArgInt(size, "full", "size")}
                                              : ArgIntSequence(size, "full", "size"));
-        double v;
-        if (!NumberAsDouble(fill_value, &v)) {
+        Scalar v;
+        if (!NumberAsScalar(fill_value, "full", "fill_value", &v)) {
           throw nb::type_error((std::string("full(): argument 'fill_value' must be a number, "
                                             "not ") +
                                 nb::type_name(fill_value.type()).c_str())
                                    .c_str());
         }
         // As PyTorch: the dtype follows the value when none is given.
-        DType fallback = PyBool_Check(fill_value.ptr())   ? DType::kBool
-                         : PyLong_Check(fill_value.ptr()) ? DType::kInt64
-                                                          : DType::kFloat32;
+        DType fallback = v.kind() == Scalar::Kind::kBool     ? DType::kBool
+                         : v.kind() == Scalar::Kind::kDouble ? DType::kFloat32
+                                                             : DType::kInt64;
         DType d = ArgDType(dtype, "full", fallback);
         Device dev = ArgDevice(device, "full");
         Tensor t = ofl::full(shape, v, d, dev);

@@ -1,27 +1,24 @@
 // Tensor's arithmetic operators as the class's number slots: + - * / with a tensor or a Python
-// number on either side, += -= *=, and unary minus. CPython calls a slot directly (and makes
+// number (an exact ofl::Scalar) on either side, += -= *= /= in place, and unary minus. CPython
+// calls a slot directly (and makes
 // __add__, __radd__, ... from it), where a method named __add__ would cost a lookup and nanobind's
 // overload dispatch on every operator.
 #include <Python.h>
 
 #include <string>
+#include <string_view>
 
 #include "python/src/bindings.h"
 
 namespace ofl::python {
 namespace {
 
-// The tensor `value` as a 0-dim tensor of t's dtype and device, for in-place ops with a number.
-Tensor ScalarLike(const Tensor& t, double value) {
-  return ofl::full(Shape(std::vector<int64_t>{}), value, t.dtype(), t.device());
-}
-
 std::string NotTensorOrNumber(const char* fn, nb::handle other) {
   return std::string(fn) + "(): argument 'other' must be a Tensor or a number, not " +
          nb::type_name(other.type()).c_str();
 }
 
-// In-place add/sub with a tensor or a number.
+// In-place arithmetic with a tensor or a number (an exact Scalar: an int stays an int).
 template <class Op>
 void InPlace(Tensor& t, nb::handle other, const char* fn, Op op) {
   if (IsTensor(other)) {
@@ -30,15 +27,18 @@ void InPlace(Tensor& t, nb::handle other, const char* fn, Op op) {
     op(t, o);
     return;
   }
-  double v;
-  if (!NumberAsDouble(other, &v)) throw nb::type_error(NotTensorOrNumber(fn, other).c_str());
+  Scalar v;
+  if (!NumberAsScalar(other, fn, "other", &v)) {
+    throw nb::type_error(NotTensorOrNumber(fn, other).c_str());
+  }
   ReleaseIfGlobal r(t);
-  op(t, ScalarLike(t, v));
+  op(t, v);
 }
 
 // a <op> b where a or b (or both) is a tensor, the other a tensor or a number; NotImplemented for
 // anything else, so Python raises its own TypeError (or tries the other operand's method). `op`
-// takes (Tensor, Tensor), (Tensor, double) and (double, Tensor).
+// takes (Tensor, Tensor), (Tensor, Scalar) and (Scalar, Tensor); an int beyond 64 bits is an
+// OverflowError naming Op::kName.
 template <class Op>
 PyObject* Binary(PyObject* a, PyObject* b) {
   try {
@@ -51,8 +51,8 @@ PyObject* Binary(PyObject* a, PyObject* b) {
     } else {
       const bool tensor_left = IsTensor(a);
       const Tensor& t = TensorOf(tensor_left ? a : b);
-      double v;
-      if (!NumberAsDouble(tensor_left ? b : a, &v)) Py_RETURN_NOTIMPLEMENTED;
+      Scalar v;
+      if (!NumberAsScalar(tensor_left ? b : a, Op::kName, "other", &v)) Py_RETURN_NOTIMPLEMENTED;
       ReleaseIfGlobal r(t);
       out = tensor_left ? op(t, v) : op(v, t);
     }
@@ -63,24 +63,28 @@ PyObject* Binary(PyObject* a, PyObject* b) {
 }
 
 struct AddOp {
+  static constexpr const char* kName = "add";
   template <class X, class Y>
   Tensor operator()(const X& x, const Y& y) const {
     return x + y;
   }
 };
 struct SubOp {
+  static constexpr const char* kName = "sub";
   template <class X, class Y>
   Tensor operator()(const X& x, const Y& y) const {
     return x - y;
   }
 };
 struct MulOp {
+  static constexpr const char* kName = "mul";
   template <class X, class Y>
   Tensor operator()(const X& x, const Y& y) const {
     return x * y;
   }
 };
 struct DivOp {
+  static constexpr const char* kName = "div";
   template <class X, class Y>
   Tensor operator()(const X& x, const Y& y) const {
     return x / y;
@@ -102,11 +106,24 @@ PyObject* Self(PyObject* self) {
   return self;
 }
 
-// self += other / self -= other (`kName`: the name a TypeError gives).
+// A numpy array operand of an in-place operator (`t += np.ones(3)`) as the out-of-place
+// operators take it (`_tensor_operand`: a tensor of self's dtype and device, or a number for a
+// 0-dim array); any other operand as it is.
+nb::object InPlaceOperand(PyObject* self, PyObject* other) {
+  if (IsTensor(other) || std::string_view(Py_TYPE(other)->tp_name) != "numpy.ndarray") {
+    return nb::borrow(other);
+  }
+  // Kept for the life of the process (never released after the interpreter finalizes).
+  static const nb::handle convert =
+      nb::object(nb::module_::import_("oneflow_lite._tensor").attr("_tensor_operand")).release();
+  return convert(nb::handle(other), nb::handle(self));
+}
+
+// self += other, -=, *=, /= (`kName`: the name a TypeError gives).
 template <void (*kOp)(Tensor&, nb::handle, const char*), const char* kName>
 PyObject* InPlaceSlot(PyObject* self, PyObject* other) {
   try {
-    kOp(TensorOf(self), other, kName);
+    kOp(TensorOf(self), InPlaceOperand(self, other), kName);
     return Self(self);
   } catch (...) {
     return RaiseCurrent();
@@ -114,28 +131,8 @@ PyObject* InPlaceSlot(PyObject* self, PyObject* other) {
 }
 constexpr char kIadd[] = "__iadd__";
 constexpr char kIsub[] = "__isub__";
-
-// t *= x: by a number in place; by a tensor the product written back (the C++ API has no
-// mul_(Tensor)); NotImplemented for anything else.
-PyObject* InPlaceMulSlot(PyObject* self, PyObject* other) {
-  try {
-    Tensor& t = TensorOf(self);
-    double v;
-    if (NumberAsDouble(other, &v)) {
-      GilRelease r;
-      t.mul_(v);
-    } else if (IsTensor(other)) {
-      const Tensor& x = TensorOf(other);
-      GilRelease r;
-      t.copy_(t * x);
-    } else {
-      Py_RETURN_NOTIMPLEMENTED;
-    }
-    return Self(self);
-  } catch (...) {
-    return RaiseCurrent();
-  }
-}
+constexpr char kImul[] = "__imul__";
+constexpr char kItruediv[] = "__itruediv__";
 
 template <class F>
 void* Slot(F* f) {
@@ -150,18 +147,35 @@ const PyType_Slot kSlots[] = {
     {Py_nb_negative, Slot(&Negative)},
     {Py_nb_inplace_add, Slot(&InPlaceSlot<&AddInPlace, kIadd>)},
     {Py_nb_inplace_subtract, Slot(&InPlaceSlot<&SubInPlace, kIsub>)},
-    {Py_nb_inplace_multiply, Slot(&InPlaceMulSlot)},
+    {Py_nb_inplace_multiply, Slot(&InPlaceSlot<&MulInPlace, kImul>)},
+    {Py_nb_inplace_true_divide, Slot(&InPlaceSlot<&DivInPlace, kItruediv>)},
     {0, nullptr},
 };
 
 }  // namespace
 
 void AddInPlace(Tensor& t, nb::handle other, const char* fn) {
-  InPlace(t, other, fn, [](Tensor& a, const Tensor& b) { a.add_(b); });
+  InPlace(t, other, fn, [](Tensor& a, const auto& b) { a.add_(b); });
+}
+void SubInPlace(Tensor& t, nb::handle other, const char* fn) {
+  InPlace(t, other, fn, [](Tensor& a, const auto& b) { a.sub_(b); });
+}
+void MulInPlace(Tensor& t, nb::handle other, const char* fn) {
+  InPlace(t, other, fn, [](Tensor& a, const auto& b) { a.mul_(b); });
+}
+void DivInPlace(Tensor& t, nb::handle other, const char* fn) {
+  InPlace(t, other, fn, [](Tensor& a, const auto& b) { a.div_(b); });
 }
 
-void SubInPlace(Tensor& t, nb::handle other, const char* fn) {
-  InPlace(t, other, fn, [](Tensor& a, const Tensor& b) { a.sub_(b); });
+void FillInPlace(Tensor& t, nb::handle value) {
+  Scalar v;
+  if (!NumberAsScalar(value, "fill_", "value", &v)) {
+    throw nb::type_error((std::string("fill_(): argument 'value' must be a number, not ") +
+                          nb::type_name(value.type()).c_str())
+                             .c_str());
+  }
+  ReleaseIfGlobal r(t);
+  t.fill_(v);
 }
 
 const PyType_Slot* TensorNumberSlots() { return kSlots; }

@@ -150,35 +150,21 @@ void BindTensor(nb::module_& m) {
       .def(
           "mul_",
           [](nb::handle self, nb::handle o) {
-            double v;
-            if (!NumberAsDouble(o, &v)) {
-              throw nb::type_error((std::string("mul_(): argument 'value' must be a number, not ") +
-                                    nb::type_name(o.type()).c_str())
-                                       .c_str());
-            }
-            Tensor& t = TensorOf(self);
-            {
-              Release r;
-              t.mul_(v);
-            }
+            MulInPlace(TensorOf(self), o, "mul_");
             return nb::borrow(self);
           },
-          nb::arg("value").none())
+          nb::arg("other").none())
+      .def(
+          "div_",
+          [](nb::handle self, nb::handle o) {
+            DivInPlace(TensorOf(self), o, "div_");
+            return nb::borrow(self);
+          },
+          nb::arg("other").none())
       .def(
           "fill_",
           [](nb::handle self, nb::handle value) {
-            double v;
-            if (!NumberAsDouble(value, &v)) {
-              throw nb::type_error(
-                  (std::string("fill_(): argument 'value' must be a number, not ") +
-                   nb::type_name(value.type()).c_str())
-                      .c_str());
-            }
-            Tensor& t = TensorOf(self);
-            {
-              Release r;
-              t.fill_(v);
-            }
+            FillInPlace(TensorOf(self), value);
             return nb::borrow(self);
           },
           nb::arg("value").none())

@@ -5,6 +5,7 @@
 #include <Python.h>
 
 #include <limits>
+#include <string_view>
 
 #include "python/src/bindings.h"
 
@@ -33,6 +34,17 @@ PyObject* NewError(nb::module_& m, const char* name, PyObject* bases, const char
 }
 
 std::string TypeName(nb::handle h) { return nb::type_name(h.type()).c_str(); }
+
+// A Python int beyond 64 bits (PyTorch: "Overflow when unpacking long"), as Python's own
+// OverflowError for an int that does not fit a C integer.
+nb::python_error OverflowErrorFor(const char* fn, const char* arg) {
+  PyErr_SetString(PyExc_OverflowError,
+                  (std::string(fn) + "(): argument '" + arg +
+                   "': the int does not fit in 64 bits (an integer operand must lie in "
+                   "[-2**63, 2**64))")
+                      .c_str());
+  return nb::python_error();
+}
 
 bool IsFloat(nb::handle h) { return PyFloat_Check(h.ptr()); }
 
@@ -159,6 +171,57 @@ bool NumberAsDouble(nb::handle h, double* out) {
     return false;
   *out = PyFloat_AsDouble(o);
   if (*out == -1.0 && PyErr_Occurred()) throw nb::python_error();
+  return true;
+}
+
+bool NumberAsScalar(nb::handle h, const char* fn, const char* arg, Scalar* out) {
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) {
+    *out = Scalar(o == Py_True);
+    return true;
+  }
+  if (PyFloat_Check(o)) {
+    *out = Scalar(PyFloat_AS_DOUBLE(o));
+    return true;
+  }
+  // numpy's bool (numpy.bool, numpy.bool_ before numpy 2): a bool, not the int its deprecated
+  // __index__ gives.
+  const std::string_view type_name = Py_TYPE(o)->tp_name;
+  if (type_name == "numpy.bool" || type_name == "numpy.bool_") {
+    const int truth = PyObject_IsTrue(o);
+    if (truth < 0) throw nb::python_error();
+    *out = Scalar(truth != 0);
+    return true;
+  }
+  // Python ints and numpy's integers (__index__) as integers: exact up to 64 bits.
+  nb::object index;
+  if (PyLong_Check(o)) {
+    index = nb::borrow(o);
+  } else if (!PyUnicode_Check(o) && !PySequence_Check(o) && PyIndex_Check(o)) {
+    index = nb::steal(PyNumber_Index(o));
+    if (!index.is_valid()) PyErr_Clear();  // no integer after all: a real number below
+  }
+  if (index.is_valid()) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+    if (overflow == 0) {
+      *out = Scalar(static_cast<int64_t>(v));
+      return true;
+    }
+    if (overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(index.ptr());
+      if (!(u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) {
+        *out = Scalar(static_cast<uint64_t>(u));
+        return true;
+      }
+      PyErr_Clear();
+    }
+    throw OverflowErrorFor(fn, arg);
+  }
+  double d;
+  if (!NumberAsDouble(h, &d)) return false;
+  *out = Scalar(d);
   return true;
 }
 

@@ -1,6 +1,8 @@
 // The in-place ops on the test device (cpu, sim:0, sim:1): a source that overlaps the tensor it
 // writes (read as it was before the write, through a copy, and no copy for the tensor's own view),
-// writes into expanded views refused by every in-place op.
+// writes into expanded views refused by every in-place op, div_ and mul_ by a tensor, and the
+// refusal at the call of a result the tensor's dtype cannot hold (arithmetic on bool, true
+// division of integers, a floating-point number into an integer tensor).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -104,15 +106,88 @@ TEST(InplaceOverlapTest, EveryInplaceOpRefusesAnExpandedTarget) {
   Tensor e = F({1}, {1}).expand({3});
   const Tensor src = F({1, 2, 3}, {3});
   const std::vector<std::pair<const char*, std::function<void()>>> calls = {
-      {"fill_", [&] { e.fill_(1); }}, {"zero_", [&] { e.zero_(); }},
-      {"add_", [&] { e.add_(src); }}, {"sub_", [&] { e.sub_(src); }},
-      {"mul_", [&] { e.mul_(2); }},   {"copy_", [&] { e.copy_(src); }},
+      {"fill_", [&] { e.fill_(1); }},   {"zero_", [&] { e.zero_(); }},
+      {"add_", [&] { e.add_(src); }},   {"sub_", [&] { e.sub_(src); }},
+      {"mul_", [&] { e.mul_(2); }},     {"mul_", [&] { e.mul_(src); }},
+      {"div_", [&] { e.div_(2); }},     {"div_", [&] { e.div_(src); }},
+      {"copy_", [&] { e.copy_(src); }},
   };
   for (const auto& [name, call] : calls) {
     SCOPED_TRACE(name);
-    ExpectThrowWith<InvalidArgument>(call, {"expanded view", "stride 0"});
+    ExpectThrowWith<InvalidArgument>(call, {name, "expanded view", "stride 0"});
   }
   EXPECT_EQ(e.to_vector<float>(), (std::vector<float>{1, 1, 1}));
+  ExpectRuntimeWorks();
+}
+
+TEST(InplaceArithmeticTest, DivAndMulByATensorOrANumberWriteTheTensorsOwnStorage) {
+  Tensor x = F({2, 4, 6, 8}, {2, 2});
+  const Tensor alias = x;
+  const int64_t version = x.version();
+  x.div_(2);
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
+  x.div_(F({1, 4}, {2}));  // broadcast over rows
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{1, 0.5, 3, 1}));
+  x.mul_(F({2, 4}, {2}));
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{2, 2, 6, 4}));
+  x.div_(x.permute({1, 0}));  // overlapping: read as before
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{1, 2.0f / 6, 3, 1}));
+  EXPECT_EQ(x.version(), version + 4);
+  EXPECT_TRUE(SameStorage(x, alias));
+  Tensor h = ofl::tensor<double>({1, 3}, Shape({2}), TestDevice());
+  h.div_(4.0).mul_(h);
+  EXPECT_EQ(h.to_vector<double>(), (std::vector<double>{0.0625, 0.5625}));
+}
+
+TEST(InplaceArithmeticTest, DivOnALeafThatRequiresGradUnderNoGradStaysInPlace) {
+  Tensor w = F({2, 4}, {2});
+  w.requires_grad_();
+  ExpectThrowWith<InvalidArgument>([&] { w.div_(2); }, {"div_", "leaf", "NoGradGuard"});
+  {
+    NoGradGuard step;
+    w.div_(2);
+  }
+  EXPECT_TRUE(w.requires_grad());
+  EXPECT_TRUE(w.is_leaf());
+  EXPECT_EQ(w.to_vector<float>(), (std::vector<float>{1, 2}));
+}
+
+// b's data must survive every refusal: the checks run before anything is queued.
+TEST(InplaceArithmeticTest, ArithmeticOnABoolTensorIsRefusedAndTheTensorKeepsItsData) {
+  Tensor b = ofl::tensor<bool>({true, false, true}, Shape({3}), TestDevice());
+  Tensor view = b.narrow(0, 1, 2);
+  const std::vector<std::pair<const char*, std::function<void()>>> calls = {
+      {"add_", [&] { b.add_(1); }},    {"add_", [&] { b.add_(true); }},
+      {"add_", [&] { b.add_(b); }},    {"sub_", [&] { b.sub_(b); }},
+      {"mul_", [&] { b.mul_(2); }},    {"mul_", [&] { b.mul_(b); }},
+      {"div_", [&] { b.div_(2); }},    {"div_", [&] { b.div_(b); }},
+      {"add_", [&] { view.add_(1); }},
+  };
+  for (const auto& [name, call] : calls) {
+    SCOPED_TRACE(name);
+    ExpectThrowWith<InvalidArgument>(call, {name, "dtype is bool", "unchanged"});
+  }
+  EXPECT_EQ(b.to_vector<bool>(), (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(view.to_vector<bool>(), (std::vector<bool>{false, true}));
+  EXPECT_EQ(b.clone().to_vector<bool>(), (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(b.version(), 0);
+  b.fill_(2);  // a fill holds any number: nonzero is true, as PyTorch
+  EXPECT_EQ(b.to_vector<bool>(), (std::vector<bool>{true, true, true}));
+  ExpectRuntimeWorks();
+}
+
+TEST(InplaceArithmeticTest, AnIntegerTensorRefusesTrueDivisionAndFloatingNumbers) {
+  Tensor i = ofl::tensor<int64_t>({4, 6}, Shape({2}), TestDevice());
+  ExpectThrowWith<InvalidArgument>([&] { i.div_(2); }, {"div_", "int64", "true division"});
+  ExpectThrowWith<InvalidArgument>([&] { i.div_(i); }, {"div_", "int64", "true division"});
+  ExpectThrowWith<InvalidArgument>([&] { i.add_(2.5); },
+                                   {"add_", "value 2.5", "floating-point", "int64"});
+  ExpectThrowWith<InvalidArgument>([&] { i.mul_(2.0); }, {"mul_", "value 2.0", "int64"});
+  ExpectThrowWith<InvalidArgument>([&] { i.sub_(0.5); }, {"sub_", "value 0.5"});
+  EXPECT_EQ(i.to_vector<int64_t>(), (std::vector<int64_t>{4, 6}));
+  i.add_(true).mul_(3).sub_(int64_t{1} << 40);
+  EXPECT_EQ(i.to_vector<int64_t>(),
+            (std::vector<int64_t>{15 - (int64_t{1} << 40), 21 - (int64_t{1} << 40)}));
   ExpectRuntimeWorks();
 }
 

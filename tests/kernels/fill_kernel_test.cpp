@@ -113,12 +113,13 @@ bool InRange(double value, DType dtype) {
   }
 }
 
-// Fills `out_view` of random bytes with `value`; every element of the view must hold `element`
-// (any NaN, when `element` is a NaN of a float dtype), every other byte of the storage is kept.
-void CheckFill(std::mt19937_64& rng, DType dtype, double value, const View& out_view,
-               const std::vector<unsigned char>& element) {
-  SCOPED_TRACE("dtype " + to_string(dtype) + ", value " + std::to_string(value) + ", out " +
-               Describe(out_view));
+// Fills `out_view` of random bytes with the value `attrs` hold (`what` describes it); every
+// element of the view must hold `element` (any NaN, when `nan` and `element` is a NaN of a float
+// dtype), every other byte of the storage is kept.
+void CheckFillAttrs(std::mt19937_64& rng, DType dtype, const std::vector<int64_t>& attrs,
+                    const std::string& what, bool nan, const View& out_view,
+                    const std::vector<unsigned char>& element) {
+  SCOPED_TRACE("dtype " + to_string(dtype) + ", value " + what + ", out " + Describe(out_view));
   const int64_t es = static_cast<int64_t>(element_size(dtype));
   Buffer out = RandomBuffer(rng, out_view.storage, static_cast<size_t>(es));
   Buffer expected = out;
@@ -129,9 +130,8 @@ void CheckFill(std::mt19937_64& rng, DType dtype, double value, const View& out_
   }
   KernelContext ctx;
   ctx.outputs.push_back(Arg(out, out_view, dtype));
-  ctx.attrs = {AttrOf(value)};
+  ctx.attrs = attrs;
   RunKernel("fill", ctx);
-  const bool nan = IsFloat(dtype) && std::isnan(value);
   for (int64_t i = 0; i < out_view.storage; ++i) {
     const char* e = expected.data() + i * es;
     const char* a = out.data() + i * es;
@@ -141,6 +141,25 @@ void CheckFill(std::mt19937_64& rng, DType dtype, double value, const View& out_
     }
     FAIL() << "storage element " << i << " differs";
   }
+}
+
+// A double value (attrs[1] absent: the form fills had before integers).
+void CheckFill(std::mt19937_64& rng, DType dtype, double value, const View& out_view,
+               const std::vector<unsigned char>& element) {
+  CheckFillAttrs(rng, dtype, {AttrOf(value)}, std::to_string(value),
+                 IsFloat(dtype) && std::isnan(value), out_view, element);
+}
+
+// An integer value (attrs[1] = 1: an int64; 2: a uint64).
+void CheckFillInt(std::mt19937_64& rng, DType dtype, int64_t value, const View& out_view,
+                  const std::vector<unsigned char>& element) {
+  CheckFillAttrs(rng, dtype, {value, 1}, std::to_string(value) + " (int64)", false, out_view,
+                 element);
+}
+void CheckFillUInt(std::mt19937_64& rng, DType dtype, uint64_t value, const View& out_view,
+                   const std::vector<unsigned char>& element) {
+  CheckFillAttrs(rng, dtype, {static_cast<int64_t>(value), 2}, std::to_string(value) + " (uint64)",
+                 false, out_view, element);
 }
 
 const std::vector<double>& TestValues() {
@@ -244,6 +263,83 @@ TEST(FillKernelTest, OutOfRangeIntegersWrapAround) {
   CheckFill(rng, DType::kBool, 1e-300, v, {1});
 }
 
+template <class T>
+std::vector<unsigned char> Bytes(T v) {
+  std::vector<unsigned char> e(sizeof(T));
+  std::memcpy(e.data(), &v, sizeof(T));
+  return e;
+}
+
+// An integer reaches an integer dtype exactly, as its low bits (the callers checked the range;
+// through a double, 2^53 + 1 would be 2^53 and 2^62 + 1 would be 2^62).
+TEST(FillKernelTest, IntegerValuesAreExactForIntegerDTypes) {
+  std::mt19937_64 rng(8);
+  const int64_t values[] = {0,
+                            1,
+                            -1,
+                            127,
+                            -128,
+                            255,
+                            -255,
+                            32767,
+                            -32768,
+                            65535,
+                            (int64_t{1} << 53) + 1,
+                            (int64_t{1} << 62) + 1,
+                            INT64_MAX,
+                            INT64_MIN,
+                            -((int64_t{1} << 62) + 3)};
+  for (int64_t v : values) {
+    const uint64_t u = static_cast<uint64_t>(v);
+    CheckFillInt(rng, DType::kBool, v, ContiguousView({5}), {static_cast<unsigned char>(v != 0)});
+    CheckFillInt(rng, DType::kUInt8, v, ContiguousView({5}), Bytes(static_cast<uint8_t>(u)));
+    CheckFillInt(rng, DType::kInt8, v, ContiguousView({5}), Bytes(static_cast<uint8_t>(u)));
+    CheckFillInt(rng, DType::kInt16, v, RandomView(rng, {3, 4}, false),
+                 Bytes(static_cast<uint16_t>(u)));
+    CheckFillInt(rng, DType::kInt32, v, ContiguousView({2, 7}), Bytes(static_cast<uint32_t>(u)));
+    CheckFillInt(rng, DType::kInt64, v, RandomView(rng, {4, 3, 2}, false), Bytes(v));
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  CheckFillUInt(rng, DType::kInt64, UINT64_MAX, ContiguousView({3}), Bytes(int64_t{-1}));
+  CheckFillUInt(rng, DType::kBool, uint64_t{1} << 63, ContiguousView({3}), {1});
+}
+
+// An integer becomes a floating dtype's nearest value (ties to even), rounded once from the
+// integer itself: through the nearest double first, 2^60 + 2^36 + 1 would be a float32 tie and
+// round to 2^60, and 2^62 + 2^54 + 1 a bfloat16 tie rounding to 2^62.
+TEST(FillKernelTest, IntegerValuesRoundOnceToFloatDTypes) {
+  std::mt19937_64 rng(9);
+  const View v = ContiguousView({2, 9});
+  const int64_t f32_case = (int64_t{1} << 60) + (int64_t{1} << 36) + 1;
+  CheckFillInt(rng, DType::kFloat32, f32_case, v,
+               Bytes(std::ldexp(1.0f, 60) + std::ldexp(1.0f, 37)));
+  CheckFillInt(rng, DType::kFloat32, -f32_case, v,
+               Bytes(-(std::ldexp(1.0f, 60) + std::ldexp(1.0f, 37))));
+  CheckFillInt(rng, DType::kFloat64, (int64_t{1} << 53) + 1, v, Bytes(std::ldexp(1.0, 53)));
+  CheckFillInt(rng, DType::kFloat64, (int64_t{1} << 53) + 3, v,
+               Bytes(std::ldexp(1.0, 53) + 4));  // the tie goes to the even neighbour
+  CheckFillInt(rng, DType::kFloat64, INT64_MIN, v, Bytes(-std::ldexp(1.0, 63)));
+  const int64_t bf16_case = (int64_t{1} << 62) + (int64_t{1} << 54) + 1;
+  CheckFillInt(rng, DType::kBFloat16, bf16_case, v, {0x81, 0x5e});  // 2^62 + 2^55
+  CheckFillInt(rng, DType::kBFloat16, -bf16_case, v, {0x81, 0xde});
+  CheckFillInt(rng, DType::kBFloat16, (int64_t{1} << 62) + (int64_t{1} << 54), v,
+               {0x80, 0x5e});                                 // an exact tie: to even, 2^62
+  CheckFillInt(rng, DType::kFloat16, 2049, v, {0x00, 0x68});  // a tie: 2048
+  CheckFillInt(rng, DType::kFloat16, 2051, v, {0x02, 0x68});  // a tie: 2052
+  CheckFillInt(rng, DType::kFloat16, -3, v, {0x00, 0xc2});
+  CheckFillInt(rng, DType::kFloat16, 65520, v, {0x00, 0x7c});  // infinity from 65520 on
+  CheckFillInt(rng, DType::kFloat16, INT64_MIN, v, {0x00, 0xfc});
+  for (DType dtype : {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64}) {
+    for (int64_t i : {int64_t{0}, int64_t{1}, int64_t{-7}, int64_t{1000}, int64_t{-65504}}) {
+      CheckFillInt(rng, dtype, i, v, Expected(static_cast<double>(i), dtype));
+    }
+  }
+  CheckFillUInt(rng, DType::kFloat32, UINT64_MAX, v, Bytes(std::ldexp(1.0f, 64)));
+  CheckFillUInt(rng, DType::kFloat64, (uint64_t{1} << 63) + 1, v, Bytes(std::ldexp(1.0, 63)));
+  CheckFillUInt(rng, DType::kBFloat16, (uint64_t{1} << 63) + (uint64_t{1} << 55) + 1, v,
+                {0x01, 0x5f});  // 2^63 + 2^56
+}
+
 // Past the parallel threshold: contiguous (a memset on CUDA when every byte is alike), strided,
 // and one output of 32 MiB or more (streaming stores on the CPU) starting off the 16-byte boundary.
 TEST(FillKernelTest, LargeOutputs) {
@@ -330,11 +426,15 @@ TEST(FillKernelTest, ArgumentErrorsThrow) {
     KernelContext ctx;
     ctx.outputs.push_back(t);
     ExpectFillRefused(ctx,
-                      "fill: the kernel expects 1 attribute (the value as the bits of a "
-                      "double), got 0",
+                      "fill: the kernel expects 1 or 2 attributes (the value's bits, then its "
+                      "kind), got 0",
                       out);
-    ctx.attrs = {AttrOf(1.0), AttrOf(2.0)};
-    ExpectFillRefused(ctx, "fill: the kernel expects 1 attribute", out);
+    ctx.attrs = {AttrOf(1.0), 0, 0};
+    ExpectFillRefused(ctx, "fill: the kernel expects 1 or 2 attributes", out);
+    ctx.attrs = {1, 3};
+    ExpectFillRefused(ctx, "fill: the value's kind (attrs[1]) is 3", out);
+    ctx.attrs = {1, -1};
+    ExpectFillRefused(ctx, "fill: the value's kind (attrs[1]) is -1", out);
   }
   {
     std::vector<float> in(6, 1.0f);

@@ -14,8 +14,8 @@ ODD = [None, "x", 1.5, -1, 0, 2**63, 2**70, -(2**63) - 1, [], (), [None], [[1]],
        np.array([1, 2]), np.int64(2), True, ofl.float32, "sim:0", ofl.ones(2)]
 
 METHODS = ["expand", "repeat", "reshape", "view", "permute", "transpose", "narrow", "sum", "to",
-           "add_", "sub_", "mul_", "fill_", "copy_", "expand_as", "backward", "requires_grad_",
-           "to_global", "size", "__getitem__", "__add__", "__rtruediv__", "__imul__"]
+           "add_", "sub_", "mul_", "div_", "fill_", "copy_", "expand_as", "backward", "requires_grad_",
+           "to_global", "size", "__getitem__", "__add__", "__rtruediv__", "__imul__", "__itruediv__"]
 FUNCTIONS = [ofl.tensor, ofl.from_numpy, ofl.empty, ofl.zeros, ofl.ones, ofl.full, ofl.expand,
              ofl.repeat, ofl.sum, ofl.add, ofl.div, ofl.memory_stats, ofl.set_memory_limit,
              ofl.device_count, ofl.device, ofl.placement, ofl.sbp.split, ofl.autograd.grad,

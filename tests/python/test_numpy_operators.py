@@ -56,3 +56,33 @@ def test_an_array_that_does_not_broadcast_is_the_ops_error():
     with pytest.raises(ofl.InvalidArgument, match="broadcast"):
         ofl.ones(3) + np.ones(2)
     assert (ofl.ones(3) + np.ones(3)).sum().item() == 6.0
+
+
+@pytest.mark.parametrize(
+    "apply, expected",
+    [
+        (lambda t: t.__iadd__(np.ones(3)), [2.0, 3.0, 4.0]),
+        (lambda t: t.__isub__(np.arange(3)), [1.0, 1.0, 1.0]),
+        (lambda t: t.__imul__(np.full(3, 2.0)), [2.0, 4.0, 6.0]),
+        (lambda t: t.__itruediv__(np.array(2.0)), [0.5, 1.0, 1.5]),
+    ],
+)
+def test_in_place_operators_take_a_numpy_array_and_write_the_same_tensor(device, apply, expected):
+    t = ofl.tensor([1.0, 2.0, 3.0], device=device)
+    before = t
+    out = apply(t)
+    assert out is before
+    assert t.tolist() == expected and t.dtype is ofl.float32
+
+
+def test_augmented_assignment_with_an_array_keeps_the_parameter():
+    w = ofl.tensor([1.0, 2.0], requires_grad=True)
+    p = w
+    with ofl.no_grad():
+        w -= np.array([0.5, 0.5])
+    assert w is p and w.requires_grad
+    assert w.tolist() == [0.5, 1.5]
+    with pytest.raises(ofl.InvalidArgument, match="broadcast"):
+        with ofl.no_grad():
+            w += np.ones(3)
+    assert w.tolist() == [0.5, 1.5]
