@@ -56,7 +56,11 @@ struct alignas(16) uint4 {
 
  private:
   static void Check(const void* p, const char* what) {
-    if (reinterpret_cast<uintptr_t>(p) % 16 != 0) {
+    uintptr_t address = reinterpret_cast<uintptr_t>(p);
+    // A uint4 is 16-byte aligned in valid C++, so a compiler may fold this test to false (clang
+    // does at -O1): the empty asm hides where the value came from.
+    asm volatile("" : "+r"(address));
+    if (address % 16 != 0) {
       DeviceFault(cudaErrorMisalignedAddress, what, p);
     }
   }
