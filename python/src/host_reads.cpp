@@ -76,14 +76,61 @@ PyObject* ElementObject(const char* p, DType d) {
   return nullptr;
 }
 
-// Nested lists of the row-major elements at *p, dims [dim, ndim) of `shape`; advances *p.
-PyObject* NestedList(const char** p, const Shape& shape, int dim, DType d, size_t elem) {
-  if (dim == shape.ndim()) {
-    PyObject* v = ElementObject(*p, d);
-    *p += elem;
-    return v;
+// A list of the n elements of type T at p, each made by make(T) (a new reference, or null with a
+// Python error set): the innermost dim of tolist(), with the dtype switch and the recursion outside
+// the loop.
+template <class T, class Make>
+PyObject* RowList(const char* p, Py_ssize_t n, Make make) {
+  PyObject* list = PyList_New(n);
+  if (list == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* v = make(Load<T>(p + i * static_cast<Py_ssize_t>(sizeof(T))));
+    if (v == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, i, v);
   }
+  return list;
+}
+
+// The innermost dim: a list of the n elements at p, as ElementObject makes each.
+PyObject* ElementList(const char* p, Py_ssize_t n, DType d) {
+  switch (d) {
+    case DType::kFloat32:
+      return RowList<float>(p, n, [](float v) { return PyFloat_FromDouble(v); });
+    case DType::kFloat64:
+      return RowList<double>(p, n, [](double v) { return PyFloat_FromDouble(v); });
+    case DType::kInt64:
+      return RowList<int64_t>(p, n, [](int64_t v) { return PyLong_FromLongLong(v); });
+    case DType::kInt32:
+      return RowList<int32_t>(p, n, [](int32_t v) { return PyLong_FromLong(v); });
+    default:  // the other dtypes element by element
+      break;
+  }
+  const size_t elem = element_size(d);
+  PyObject* list = PyList_New(n);
+  if (list == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* v = ElementObject(p + static_cast<size_t>(i) * elem, d);
+    if (v == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, i, v);
+  }
+  return list;
+}
+
+// Nested lists of the row-major elements at *p, dims [dim, ndim) of `shape` (ndim >= 1); advances
+// *p.
+PyObject* NestedList(const char** p, const Shape& shape, int dim, DType d, size_t elem) {
   const Py_ssize_t n = static_cast<Py_ssize_t>(shape[dim]);
+  if (dim == shape.ndim() - 1) {
+    PyObject* list = ElementList(*p, n, d);
+    *p += static_cast<size_t>(n) * elem;
+    return list;
+  }
   PyObject* list = PyList_New(n);
   if (list == nullptr) return nullptr;
   for (Py_ssize_t i = 0; i < n; ++i) {
@@ -147,6 +194,7 @@ PyObject* ToList(PyObject* self, PyObject* /*unused*/) {
     alignas(8) char stack[kStackBytes];
     std::shared_ptr<std::vector<char>> heap;
     const char* p = ReadElements(t, nbytes, stack, &heap, "tolist");
+    if (t.shape().ndim() == 0) return ElementObject(p, d);  // a 0-dim tensor: its number
     return NestedList(&p, t.shape(), 0, d, elem);
   } catch (...) {
     return RaiseCurrent();
