@@ -99,6 +99,11 @@ class VirtualMachine {
   // worker: then Tensor::data_ptr need not wait (vm/THREADING.md, "Direct reads"). False means
   // "issue a read and wait for it", which also reports errors. Takes the submit lock briefly.
   bool WritesFinished(EagerBlobObject* blob);
+  // The stream of the blob's last writer while that writer is not finished, else null: a read
+  // may then be queued behind it on its own stream. A hint only (another thread may issue a
+  // write right after); the read's dependences keep it right whichever stream it goes to. Takes
+  // the submit lock briefly.
+  Stream* UnfinishedWriterStream(EagerBlobObject* blob);
 
   // Blocks until the instruction is done. Does not re-throw the instruction's error; throws
   // ofl::Error with a hang report (every pending instruction and what it waits for) when no

@@ -47,4 +47,11 @@ bool VirtualMachine::WritesFinished(EagerBlobObject* blob) {
   return !blob->error() && blob->allocated();
 }
 
+Stream* VirtualMachine::UnfinishedWriterStream(EagerBlobObject* blob) {
+  std::lock_guard<SubmitMutex> lock(submit_mu_);
+  const Dependence& dep = blob->dependence();
+  if (!dep.last_writer || dep.last_writer->done()) return nullptr;
+  return dep.last_writer->stream();
+}
+
 }  // namespace ofl::vm

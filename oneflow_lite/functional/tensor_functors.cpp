@@ -243,9 +243,12 @@ struct HostRead {
 
 // Reads t's view into the host memory that dst_of(nbytes) returns, then re-throws the producer's
 // error. On a host-accessible device the copy runs on the view's producer stream; otherwise it
-// goes D2H into staging on the d2h stream and is copied out here once complete, so no VM worker
+// goes D2H into staging (on the d2h stream, or the compute stream for a small read of its
+// unfinished output) and is copied out here once complete, so no VM worker
 // ever touches the caller's memory. `caller_memory`: dst_of returns memory the caller owns (see
 // vm::InstructionPolicy::TouchesCallerMemory).
+constexpr size_t kReadOnComputeStreamBytes = size_t{64} << 10;
+
 void ReadView(const Tensor& t, const char* op, std::function<void*(size_t)> dst_of,
               bool caller_memory) {
   const TensorImpl& impl = ImplOf(op, t);
@@ -259,10 +262,20 @@ void ReadView(const Tensor& t, const char* op, std::function<void*(size_t)> dst_
     auto staging =
         std::make_shared<vm::HostBuffer>(vm.devices().GetStagingPool(impl.device().type()), nbytes,
                                          /*allocate_now=*/false);
-    vm::Stream* d2h = vm.devices().GetStream(impl.device(), vm::StreamRole::kDevice2Host);
+    // A small read of what the compute stream is still computing is copied on that stream,
+    // behind its writer, as PyTorch's item() is: the copy follows the kernel with no cross-stream
+    // wait (on the sim, one wake-up of the copy stream's thread less), and delays later compute
+    // work by a short copy only. Anything else goes on the d2h stream, beside the compute work.
+    vm::Stream* writer = nbytes <= kReadOnComputeStreamBytes
+                             ? vm.UnfinishedWriterStream(src.impl()->arg().blob.get())
+                             : nullptr;
+    vm::Stream* stream = writer != nullptr && writer->role() == vm::StreamRole::kCompute &&
+                                 writer->device() == impl.device()
+                             ? writer
+                             : vm.devices().GetStream(impl.device(), vm::StreamRole::kDevice2Host);
     vm::InstrRef copy;
     vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
-      copy = b->Policy(d2h,
+      copy = b->Policy(stream,
                        vm::DeviceCopyPolicy::DeviceToHost(op, src.impl()->arg(), staging, nbytes));
     });
     vm.Wait(copy.get(), op);

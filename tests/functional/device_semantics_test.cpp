@@ -378,7 +378,9 @@ class FailingStreamsBackend final : public HostMemoryBackend {
   register_device_backend("failstreams", std::make_shared<FailingStreamsBackend>());
   register_kernel("empty", "failstreams", [](const KernelContext&) {});
   const Device dev("failstreams:0");
-  const Tensor x = ofl::empty(Shape({2}), DType::kFloat32, dev);  // the compute stream: fine
+  // The compute stream: fine. 80 KB: a read this large goes on the d2h stream (a small one of an
+  // unfinished output would follow its writer on the compute stream).
+  const Tensor x = ofl::empty(Shape({20000}), DType::kFloat32, dev);
   bool reported = false;
   try {
     (void)x.to_vector<float>();  // needs the d2h stream
