@@ -34,6 +34,12 @@ constexpr size_t element_size(DType dtype) {
 }
 std::string to_string(DType dtype);
 
+// float16, bfloat16, float32 and float64 (PyTorch's torch.is_floating_point).
+constexpr bool is_floating_point(DType dtype) {
+  return dtype == DType::kFloat16 || dtype == DType::kBFloat16 || dtype == DType::kFloat32 ||
+         dtype == DType::kFloat64;
+}
+
 // IEEE 754 binary16 storage with round-to-nearest-even conversion from float.
 struct float16 {
   uint16_t bits = 0;

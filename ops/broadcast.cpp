@@ -60,9 +60,7 @@ std::vector<TensorMeta> InferBinary(const char* op, const std::vector<TensorMeta
   if (a.dtype == DType::kBool) {
     throw InvalidArgument(std::string(op) + ": dtype bool is not supported (arithmetic on bool)");
   }
-  const bool floating = a.dtype == DType::kFloat16 || a.dtype == DType::kBFloat16 ||
-                        a.dtype == DType::kFloat32 || a.dtype == DType::kFloat64;
-  if (!allow_integer && !floating) {
+  if (!allow_integer && !is_floating_point(a.dtype)) {
     throw InvalidArgument(std::string(op) + ": integer tensors (dtype " + to_string(a.dtype) +
                           ") cannot be divided: there is no type promotion to a floating dtype");
   }

@@ -27,11 +27,6 @@ void RefuseGlobal(const char* op, const TensorImpl& impl) {
   }
 }
 
-bool IsFloating(DType d) {
-  return d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kFloat32 ||
-         d == DType::kFloat64;
-}
-
 // Where a gradient for t enters the graph.
 autograd::Edge EdgeOf(const Tensor& t) {
   autograd::Edge e;
@@ -88,7 +83,7 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
     return *this;
   }
   RefuseGlobal("requires_grad_", impl);
-  if (!IsFloating(impl.dtype())) {
+  if (!is_floating_point(impl.dtype())) {
     throw InvalidArgument(
         "requires_grad_: only floating tensors can require grad; the tensor's "
         "dtype is " +

@@ -24,11 +24,6 @@ using functional::NewTensor;
 
 namespace {
 
-bool IsFloating(DType d) {
-  return d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kFloat32 ||
-         d == DType::kFloat64;
-}
-
 // PyTorch's refusal (c10::checked_convert), before anything is queued.
 void CheckFits(const char* op, const Scalar& value, DType dtype) {
   if (!value.fits(dtype)) {
@@ -188,7 +183,7 @@ const TensorImpl& ArithmeticTarget(const char* op, const Tensor& self, bool divi
                           ": the tensor's dtype is bool, and arithmetic on bool is not "
                           "supported (its result is no bool); the tensor is unchanged");
   }
-  if (division && !IsFloating(t.dtype())) {
+  if (division && !is_floating_point(t.dtype())) {
     throw InvalidArgument(std::string(op) + ": the tensor's dtype " + to_string(t.dtype()) +
                           " cannot hold the result of a true division (a floating value); "
                           "the tensor is unchanged");
@@ -199,7 +194,7 @@ const TensorImpl& ArithmeticTarget(const char* op, const Tensor& self, bool divi
 // The number operand of an in-place arithmetic op: PyTorch refuses a floating-point number with
 // an integer tensor (the result would be floating), even 2.0.
 Tensor InplaceScalar(const char* op, const TensorImpl& t, const Scalar& value) {
-  if (value.is_floating_point() && !IsFloating(t.dtype())) {
+  if (value.is_floating_point() && !is_floating_point(t.dtype())) {
     throw InvalidArgument(std::string(op) + ": value " + value.str() +
                           " is a floating-point number, and the tensor's dtype " +
                           to_string(t.dtype()) +

@@ -255,11 +255,7 @@ void BindErrors(nb::module_& m) {
 void BindTypes(nb::module_& m) {
   nb::class_<PyDType>(m, "dtype")
       .def_prop_ro("itemsize", [](const PyDType& d) { return element_size(d.value); })
-      .def_prop_ro("is_floating_point",
-                   [](const PyDType& d) {
-                     return d.value == DType::kFloat16 || d.value == DType::kBFloat16 ||
-                            d.value == DType::kFloat32 || d.value == DType::kFloat64;
-                   })
+      .def_prop_ro("is_floating_point", [](const PyDType& d) { return is_floating_point(d.value); })
       .def_prop_ro("name", [](const PyDType& d) { return d.name; })
       .def("__repr__", [](const PyDType& d) { return std::string("oneflow_lite.") + d.name; })
       .def("__reduce__", [](const PyDType& d) { return std::string(d.name); });

@@ -44,6 +44,17 @@ TEST(DTypeTest, ElementSizesOfAllTenDTypes) {
   EXPECT_EQ(element_size(DType::kFloat64), 8u);
 }
 
+TEST(DTypeTest, TheFourFloatingDTypesAreFloatingPoint) {
+  for (DType d : {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64}) {
+    EXPECT_TRUE(is_floating_point(d)) << to_string(d);
+  }
+  for (DType d : {DType::kBool, DType::kUInt8, DType::kInt8, DType::kInt16, DType::kInt32,
+                  DType::kInt64}) {
+    EXPECT_FALSE(is_floating_point(d)) << to_string(d);
+  }
+  static_assert(is_floating_point(DType::kFloat32) && !is_floating_point(DType::kInt32));
+}
+
 TEST(DTypeTest, NamesOfAllTenDTypes) {
   EXPECT_EQ(to_string(DType::kBool), "bool");
   EXPECT_EQ(to_string(DType::kUInt8), "uint8");
