@@ -1,7 +1,8 @@
 // The caching pool's block records and the structure that holds its free blocks: TLSF-style
 // size-class bins (a two-level bitmap over intrusive free lists) for blocks that merge with their
 // free neighbours. Tiny requests are served from slabs instead (vm/allocator/tiny_slabs.h).
-// Internal to vm/allocator/caching_allocator.cpp; everything here is guarded by the pool's mutex.
+// Internal to the caching pool (vm/allocator/pool_impl.h); everything here is guarded by the pool's
+// mutex.
 #pragma once
 
 #include <cstddef>

@@ -3,8 +3,8 @@
 // bit in its slab's masks and a 2-byte owner id. A live (4,3) float tensor then costs the pool 4
 // bytes of host memory (a 256-byte slab record over 64 slots) instead of a 48-byte block record.
 // The handle callers get for a slot is a tagged pointer: the slab record's address (aligned to 256
-// bytes) with the slot index and a low 1 bit in its low byte. Internal to
-// vm/allocator/caching_allocator.cpp; everything here is guarded by the pool's mutex, except what
+// bytes) with the slot index and a low 1 bit in its low byte. Internal to the caching pool
+// (vm/allocator/pool_impl.h); everything here is guarded by the pool's mutex, except what
 // Data() and Size() read of a live slot's slab (its backing block and slot size), which does not
 // change while a slot of it is allocated.
 #pragma once
