@@ -6,10 +6,12 @@
 
 #include <chrono>
 #include <future>
+#include <thread>
 #include <vector>
 
 #include "functional_test_util.h"
 #include "sim_gate.h"
+#include "vm/virtual_machine.h"
 
 namespace ofl::testing {
 namespace {
@@ -28,7 +30,15 @@ TEST(DeviceReadStreamTest, ASmallReadOfAnUnfinishedOutputFollowsItsWriterOnTheCo
   const Tensor y = x + 1.0;  // held behind the compute gate: unfinished
   compute.WaitUntilLaunched();
   SimStreamGate d2h(dev, vm::StreamRole::kDevice2Host);
+  // Everything issued so far waits behind the compute gate, so the count only grows until the
+  // gate opens: it grows by one when the read was issued (while y is certainly unfinished).
+  vm::VirtualMachine& vm = vm::VirtualMachine::Get();
+  const int64_t before = vm.in_flight();
   auto read = std::async(std::launch::async, [&] { return y.to_vector<float>(); });
+  const auto give_up = std::chrono::steady_clock::now() + kPatience;
+  while (vm.in_flight() == before && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::yield();
+  }
   compute.Open();
   // The d2h stream stays shut: the read can only finish if it went on the compute stream.
   const bool finished = read.wait_for(kPatience) == std::future_status::ready;
