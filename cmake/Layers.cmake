@@ -105,6 +105,10 @@ file(GLOB _ofl_kernels_sources CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/kernels/cpu/*.cpp
   ${PROJECT_SOURCE_DIR}/kernels/sim/*.cpp
   ${PROJECT_SOURCE_DIR}/kernels/collective/*.cpp)
+if(NOT OFL_HAVE_MPI)
+  # MPI's side of the collectives; without MPI the process group is the one-process world.
+  list(REMOVE_ITEM _ofl_kernels_sources ${PROJECT_SOURCE_DIR}/kernels/collective/mpi_transport.cpp)
+endif()
 if(OFL_HAVE_CUDA)
   file(GLOB _ofl_cuda_sources CONFIGURE_DEPENDS
     ${PROJECT_SOURCE_DIR}/kernels/cuda/*.cpp ${PROJECT_SOURCE_DIR}/kernels/cuda/*.cu)
