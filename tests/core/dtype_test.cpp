@@ -48,8 +48,8 @@ TEST(DTypeTest, TheFourFloatingDTypesAreFloatingPoint) {
   for (DType d : {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64}) {
     EXPECT_TRUE(is_floating_point(d)) << to_string(d);
   }
-  for (DType d : {DType::kBool, DType::kUInt8, DType::kInt8, DType::kInt16, DType::kInt32,
-                  DType::kInt64}) {
+  for (DType d :
+       {DType::kBool, DType::kUInt8, DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64}) {
     EXPECT_FALSE(is_floating_point(d)) << to_string(d);
   }
   static_assert(is_floating_point(DType::kFloat32) && !is_floating_point(DType::kInt32));
