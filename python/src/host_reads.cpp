@@ -76,15 +76,14 @@ PyObject* ElementObject(const char* p, DType d) {
   return nullptr;
 }
 
-// A list of the n elements of type T at p, each made by make(T) (a new reference, or null with a
-// Python error set): the innermost dim of tolist(), with the dtype switch and the recursion outside
-// the loop.
-template <class T, class Make>
-PyObject* RowList(const char* p, Py_ssize_t n, Make make) {
+// A list of n items, item i made by item(i) (a new reference, or null with a Python error set,
+// which drops the list). Items are made in order.
+template <class Item>
+PyObject* MakeList(Py_ssize_t n, Item item) {
   PyObject* list = PyList_New(n);
   if (list == nullptr) return nullptr;
   for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* v = make(Load<T>(p + i * static_cast<Py_ssize_t>(sizeof(T))));
+    PyObject* v = item(i);
     if (v == nullptr) {
       Py_DECREF(list);
       return nullptr;
@@ -92,6 +91,14 @@ PyObject* RowList(const char* p, Py_ssize_t n, Make make) {
     PyList_SET_ITEM(list, i, v);
   }
   return list;
+}
+
+// The n elements of type T at p, each made by make(T): the innermost dim of tolist() for the
+// common dtypes, with the dtype switch outside the loop.
+template <class T, class Make>
+PyObject* RowList(const char* p, Py_ssize_t n, Make make) {
+  return MakeList(
+      n, [&](Py_ssize_t i) { return make(Load<T>(p + i * static_cast<Py_ssize_t>(sizeof(T)))); });
 }
 
 // The innermost dim: a list of the n elements at p, as ElementObject makes each.
@@ -109,17 +116,8 @@ PyObject* ElementList(const char* p, Py_ssize_t n, DType d) {
       break;
   }
   const size_t elem = element_size(d);
-  PyObject* list = PyList_New(n);
-  if (list == nullptr) return nullptr;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* v = ElementObject(p + static_cast<size_t>(i) * elem, d);
-    if (v == nullptr) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, i, v);
-  }
-  return list;
+  return MakeList(
+      n, [&](Py_ssize_t i) { return ElementObject(p + static_cast<size_t>(i) * elem, d); });
 }
 
 // Nested lists of the row-major elements at *p, dims [dim, ndim) of `shape` (ndim >= 1); advances
@@ -131,17 +129,7 @@ PyObject* NestedList(const char** p, const Shape& shape, int dim, DType d, size_
     *p += static_cast<size_t>(n) * elem;
     return list;
   }
-  PyObject* list = PyList_New(n);
-  if (list == nullptr) return nullptr;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* v = NestedList(p, shape, dim + 1, d, elem);
-    if (v == nullptr) {
-      Py_DECREF(list);
-      return nullptr;
-    }
-    PyList_SET_ITEM(list, i, v);
-  }
-  return list;
+  return MakeList(n, [&](Py_ssize_t) { return NestedList(p, shape, dim + 1, d, elem); });
 }
 
 // t's elements in row-major order into `stack` when they fit, else into memory that *heap takes
