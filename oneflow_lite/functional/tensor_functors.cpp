@@ -241,14 +241,16 @@ struct HostRead {
   }
 };
 
+// The largest read from a device the host cannot touch that may be queued on the compute stream
+// behind its writer (ReadView).
+constexpr size_t kReadOnComputeStreamBytes = size_t{64} << 10;
+
 // Reads t's view into the host memory that dst_of(nbytes) returns, then re-throws the producer's
 // error. On a host-accessible device the copy runs on the view's producer stream; otherwise it
 // goes D2H into staging (on the d2h stream, or the compute stream for a small read of its
-// unfinished output) and is copied out here once complete, so no VM worker
-// ever touches the caller's memory. `caller_memory`: dst_of returns memory the caller owns (see
+// unfinished output) and is copied out here once complete, so no VM worker ever touches the
+// caller's memory. `caller_memory`: dst_of returns memory the caller owns (see
 // vm::InstructionPolicy::TouchesCallerMemory).
-constexpr size_t kReadOnComputeStreamBytes = size_t{64} << 10;
-
 void ReadView(const Tensor& t, const char* op, std::function<void*(size_t)> dst_of,
               bool caller_memory) {
   const TensorImpl& impl = ImplOf(op, t);
