@@ -31,7 +31,6 @@ const OpSchema* RegisterOp(OpSchema schema) {
       return std::vector<TensorMeta>{f(in[0], attrs)};
     };
   }
-  schema.kernel_slots = std::make_shared<OpSchema::KernelSlots>();
   Registry& reg = GetRegistry();
   std::unique_lock lock(reg.mu);
   auto it = reg.ops.find(schema.name);
@@ -39,6 +38,7 @@ const OpSchema* RegisterOp(OpSchema schema) {
     throw InvalidArgument("register_op: an op named '" + schema.name + "' exists already" +
                           (it->second->builtin ? " (a built-in op)" : ""));
   }
+  schema.id = static_cast<int>(reg.ops.size());  // ops are never removed
   auto owned = std::make_unique<const OpSchema>(std::move(schema));
   const OpSchema* p = owned.get();
   reg.ops.emplace(p->name, std::move(owned));

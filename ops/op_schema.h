@@ -1,11 +1,10 @@
 // OpSchema: what the runtime knows about one op, made from its definition (one file under ops/ per
 // built-in op, or a program's ofl::OpDef): inputs, outputs, the argument checks and the output
 // shapes and dtypes (infer), how its kernel sees the operands, which tensors its backward needs,
-// and the backward itself, written with public ops. The one generic dispatch path
-// (oneflow_lite/functional/dispatch.h) and the autograd engine read nothing else.
+// and the backward itself, written with public ops. The stages of an op call
+// (oneflow_lite/functional/op_call.h) and the autograd engine read nothing else.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -75,11 +74,15 @@ using LocalAttrsFn =
     std::function<std::vector<int64_t>(const GlobalCall& call, const Sbp& out_sbp,
                                        const Shape& physical_in, const Shape& physical_out)>;
 
-// The generic path (oneflow_lite/functional/dispatch.h) runs an op in one of three forms, chosen
-// by which of `view`, `compose` and `kernel` the definition fills (in that order of precedence):
-// a view of the input's storage, a composition of other ops, or one OpCall of its kernel.
+// The local stage of an op call (oneflow_lite/functional/op_call.h) runs an op in one of five
+// forms, chosen by which of `inplace`, `device_copy`, `view`, `compose` and `kernel` the
+// definition fills (in that order of precedence): its kernel writing input 0's own view, a copy
+// to another device, a view of the input's storage, a composition of other ops, or one OpCall of
+// its kernel into new outputs.
 struct OpSchema {
   std::string name;
+  int id =
+      -1;  // the registration's index (RegisterOp): where the call stages keep this op's kernels
   int num_inputs = 1;
   int num_outputs = 1;
   // Checks the inputs and attrs and gives the outputs' shapes and dtypes (kernel and compose
@@ -100,6 +103,23 @@ struct OpSchema {
 
   // Compose form.
   ComposeFn compose;
+
+  // Device-copy form (to): the input copied to the device that attrs {type, index} name, by the
+  // copy engines of the two devices' backends.
+  bool device_copy = false;
+
+  // In-place form (add_, copy_, fill_): the kernel writes input 0's own view; the other inputs
+  // are seen as input 0's shape (broadcast). `infer` checks the call and returns input 0's meta.
+  // Autograd records it as PyTorch does: refused on a leaf that requires grad, and on a
+  // non-leaf it rebases the tensor's history onto a node of `node_op`.
+  struct InPlace {
+    // The kernel reads input 0 before writing it (add_), or only writes it (copy_, fill_).
+    bool reads_target = true;
+    // The op whose backward, saved tensors and node name the recorded call takes ("add" for
+    // add_, as PyTorch's AddBackward0); empty: this definition's own.
+    std::string node_op;
+  };
+  std::optional<InPlace> inplace;
 
   // Kernel form.
   // The kernel's op name (defaults to `name`).
@@ -128,14 +148,6 @@ struct OpSchema {
   // SBP signature for global inputs (single-input ops). Null: the op refuses global tensors.
   SbpFn sbp;
   LocalAttrsFn local_attrs;  // null: every rank passes the call's attrs
-
-  // The kernel per device type, looked up on first use and again after any later register_kernel
-  // (kernels::RegistryGeneration); made by RegisterOp.
-  struct KernelSlots {
-    std::atomic<KernelFn> fn[kMaxDeviceTypes] = {};
-    std::atomic<uint64_t> generation[kMaxDeviceTypes] = {};
-  };
-  std::shared_ptr<KernelSlots> kernel_slots;
 };
 
 // Registers a schema (kept for the life of the process). InvalidArgument when the name is taken.

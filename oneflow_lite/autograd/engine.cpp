@@ -16,6 +16,7 @@
 #include "oneflow_lite/autograd/engine.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/op_call.h"
 #include "vm/instructions_builder.h"
 
 namespace ofl::autograd {

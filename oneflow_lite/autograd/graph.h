@@ -63,9 +63,22 @@ inline bool ShouldRecord(const Tensor& x);
 // Records the call's node (when ShouldRecord) and makes the outputs non-leaves that require grad.
 void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
             const std::vector<Tensor>& outputs, const std::vector<int64_t>& attrs);
-// The single-input, single-output form, for the view and copy functors.
+// The single-input, single-output form.
 void Record(const ops::OpSchema& op, const Tensor& input, const Tensor& output,
             const std::vector<int64_t>& attrs);
+// Which inputs a node of `op` on these inputs saves (bit i: input i): the op's save_inputs, or
+// its save_inputs_for of the inputs that require grad.
+uint64_t SavedInputs(const ops::OpSchema& op, const std::vector<Tensor>& inputs);
+// An in-place write of inputs[0] as a node of `op`, the write's out-of-place form, in two steps
+// around the write. InplaceNode, before the write is issued: input 0 is inputs[0]'s history
+// before the write, `before` (a copy of its old value, undefined unless SavedInputs has bit 0)
+// is what the node saves of it, and the other saved inputs keep the versions they had before the
+// write (so a source that is the target itself is caught at backward, as in PyTorch).
+// AttachInplace, after: the node becomes inputs[0]'s history. The caller applied the in-place
+// rules.
+std::shared_ptr<Node> InplaceNode(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
+                                  const Tensor& before, const std::vector<int64_t>& attrs);
+void AttachInplace(const std::shared_ptr<Node>& node, const Tensor& target);
 
 // A view of t's storage with no autograd state (Tensor::detach, saved tensors).
 Tensor Detached(const Tensor& t);

@@ -41,31 +41,18 @@ bool ShouldRecord(const std::vector<Tensor>& inputs) {
   return false;
 }
 
-void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-            const std::vector<Tensor>& outputs, const std::vector<int64_t>& attrs) {
-  if (!ShouldRecord(inputs)) return;
-  // An op that returned its input itself (contiguous() of a contiguous tensor, to() its own
-  // device) made nothing to record.
-  for (const Tensor& y : outputs) {
-    for (const Tensor& x : inputs) {
-      if (y.impl() == x.impl()) return;
-    }
-  }
+namespace {
+
+// A node of `op` over `inputs`: what it saves of them and where their gradients go. `before`,
+// when defined, is saved in place of input 0 (an in-place write's old value).
+std::shared_ptr<Node> NewNode(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
+                              const std::vector<int64_t>& attrs, const Tensor& before) {
   auto node = std::make_shared<Node>();
   node->op = &op;
   node->sequence_nr = next_sequence_nr.fetch_add(1, std::memory_order_relaxed);
   node->attrs = attrs;
-  const size_t n_in = inputs.size(), n_out = outputs.size();
-  uint64_t save_inputs = op.save_inputs;
-  if (op.save_inputs_for != nullptr) {
-    uint64_t needs = 0;
-    for (size_t i = 0; i < n_in; ++i) {
-      if (inputs[i].defined() && RequiresGrad(*inputs[i].impl())) {
-        needs |= ops::Bit(static_cast<int>(i));
-      }
-    }
-    save_inputs = op.save_inputs_for(needs);
-  }
+  const size_t n_in = inputs.size();
+  const uint64_t save_inputs = SavedInputs(op, inputs);
   node->next.resize(n_in);
   node->input_info.reserve(n_in);
   node->saved_inputs.resize(n_in);
@@ -74,8 +61,9 @@ void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
     const Tensor& x = inputs[i];
     node->input_info.push_back(InfoOf(x));
     if (save_inputs & ops::Bit(static_cast<int>(i))) {
-      node->saved_inputs[i] = Detached(x);
-      node->input_versions[i] = x.impl()->blob()->version();
+      const Tensor& saved = i == 0 && before.defined() ? before : x;
+      node->saved_inputs[i] = Detached(saved);
+      node->input_versions[i] = saved.impl()->blob()->version();
     }
     AutogradMeta* m = x.impl()->autograd();
     if (m == nullptr) continue;
@@ -86,6 +74,13 @@ void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
       node->next[i].leaf = x.impl();
     }
   }
+  return node;
+}
+
+// The node's outputs: what it saves of them, and the node as their history.
+void AttachOutputs(const std::shared_ptr<Node>& node, const std::vector<Tensor>& outputs) {
+  const ops::OpSchema& op = *node->op;
+  const size_t n_out = outputs.size();
   node->output_info.reserve(n_out);
   node->saved_outputs.resize(n_out);
   node->output_versions.resize(n_out);
@@ -104,6 +99,41 @@ void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
     m.grad_fn = node;
     m.output_nr = static_cast<int>(i);
   }
+}
+
+}  // namespace
+
+uint64_t SavedInputs(const ops::OpSchema& op, const std::vector<Tensor>& inputs) {
+  if (op.save_inputs_for == nullptr) return op.save_inputs;
+  uint64_t needs = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].defined() && RequiresGrad(*inputs[i].impl())) {
+      needs |= ops::Bit(static_cast<int>(i));
+    }
+  }
+  return op.save_inputs_for(needs);
+}
+
+void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
+            const std::vector<Tensor>& outputs, const std::vector<int64_t>& attrs) {
+  if (!ShouldRecord(inputs)) return;
+  // An op that returned its input itself (contiguous() of a contiguous tensor, to() its own
+  // device) made nothing to record.
+  for (const Tensor& y : outputs) {
+    for (const Tensor& x : inputs) {
+      if (y.impl() == x.impl()) return;
+    }
+  }
+  AttachOutputs(NewNode(op, inputs, attrs, Tensor()), outputs);
+}
+
+std::shared_ptr<Node> InplaceNode(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
+                                  const Tensor& before, const std::vector<int64_t>& attrs) {
+  return NewNode(op, inputs, attrs, before);
+}
+
+void AttachInplace(const std::shared_ptr<Node>& node, const Tensor& target) {
+  AttachOutputs(node, {target});
 }
 
 void Record(const ops::OpSchema& op, const Tensor& input, const Tensor& output,

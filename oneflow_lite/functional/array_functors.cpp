@@ -1,35 +1,35 @@
 // The C++ API of the array ops: each call goes through its op's definition (ops/<name>_op.cpp) on
-// the one generic path (dispatch.h), local or global.
+// the stages of an op call (op_call.h), local or global.
 #include <vector>
 
-#include "oneflow_lite/functional/dispatch.h"
 #include "oneflow_lite/functional/functional.h"
+#include "oneflow_lite/functional/op_call.h"
 #include "ops/array_ops.h"
 #include "ops/op_schema.h"
 
 namespace ofl {
 
-using functional::Dispatch;
+using functional::Call;
 
 // Each function looks its op up once (function-local statics: the op files register at load).
 Tensor expand(const Tensor& x, const std::vector<int64_t>& sizes) {
   static const ops::OpSchema& op = ops::BuiltinOp("expand");
-  return Dispatch(op, x, sizes);
+  return Call(op, x, sizes);
 }
 
 Tensor contiguous(const Tensor& x) {
   static const ops::OpSchema& op = ops::BuiltinOp("contiguous");
-  return Dispatch(op, x, {});
+  return Call(op, x, {});
 }
 
 Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats) {
   static const ops::OpSchema& op = ops::BuiltinOp("repeat");
-  return Dispatch(op, x, repeats);
+  return Call(op, x, repeats);
 }
 
 Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
   static const ops::OpSchema& op = ops::BuiltinOp("reshape");
-  return Dispatch(op, x, shape);
+  return Call(op, x, shape);
 }
 
 Tensor view(const Tensor& x, const std::vector<int64_t>& shape) {
@@ -44,33 +44,33 @@ Tensor view(const Tensor& x, const std::vector<int64_t>& shape) {
                             " (no view of the same storage has it); use reshape, which copies");
     }
   }
-  return Dispatch(op, x, shape);
+  return Call(op, x, shape);
 }
 
 Tensor clone(const Tensor& x) {
   static const ops::OpSchema& op = ops::BuiltinOp("clone");
-  return Dispatch(op, x, {});
+  return Call(op, x, {});
 }
 
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
   static const ops::OpSchema& op = ops::BuiltinOp("permute");
-  return Dispatch(op, x, dims);
+  return Call(op, x, dims);
 }
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   static const ops::OpSchema& op = ops::BuiltinOp("narrow");
-  return Dispatch(op, x, {dim, start, length});
+  return Call(op, x, {dim, start, length});
 }
 
 Tensor expand_backward(const Tensor& dy, const Shape& input_shape) {
   static const ops::OpSchema& op = ops::BuiltinOp("expand_backward");
-  return Dispatch(op, dy, input_shape.vec());
+  return Call(op, dy, input_shape.vec());
 }
 
 Tensor repeat_backward(const Tensor& dy, const Shape& input_shape,
                        const std::vector<int64_t>& repeats) {
   static const ops::OpSchema& op = ops::BuiltinOp("repeat_backward");
-  return Dispatch(op, dy, ops::RepeatBackwardAttrs(input_shape, repeats));
+  return Call(op, dy, ops::RepeatBackwardAttrs(input_shape, repeats));
 }
 
 }  // namespace ofl

@@ -13,16 +13,6 @@ Tensor NewTensor(const Shape& shape, DType dtype, const Device& device) {
   return Tensor(MakeShared<TensorImpl>(shape, RowMajorStrides(shape), 0, std::move(storage)));
 }
 
-Tensor Clone(const Tensor& x) {
-  const TensorImpl& impl = ImplOf("clone", x);
-  Tensor out = NewTensor(impl.shape(), impl.dtype(), impl.device());
-  kernels::KernelFn fn = kernels::FindKernel("copy", impl.device().type());
-  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
-    b->OpCall("clone", fn, {impl.arg()}, {out.impl()->arg()});
-  });
-  return out;
-}
-
 const TensorImpl& LocalImplOf(const char* op, const Tensor& x) {
   if (!x.defined()) {
     throw InvalidArgument(std::string(op) +

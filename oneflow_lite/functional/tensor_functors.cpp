@@ -8,11 +8,11 @@
 
 #include "kernels/device_backend.h"
 #include "kernels/parallel.h"
-#include "oneflow_lite/autograd.h"
-#include "oneflow_lite/autograd/graph.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
 #include "oneflow_lite/functional/global_util.h"
+#include "oneflow_lite/functional/kernel_lookup.h"
+#include "oneflow_lite/functional/op_call.h"
 #include "oneflow_lite/small_object.h"
 #include "ops/array_ops.h"
 #include "vm/copy_policies.h"
@@ -364,47 +364,8 @@ void* Tensor::data_ptr() const {
 }
 
 Tensor Tensor::to(const Device& device) const {
-  const TensorImpl& impl = ImplOf("to", *this);
-  if (impl.device() == device) return *this;
-  auto& vm = vm::VirtualMachine::Get();
-  vm.devices().GetStream(
-      device);  // DeviceError for a device that cannot be used, before anything is queued
-  DeviceBackend* from = kernels::GetBackend(impl.device().type());
-  DeviceBackend* into = kernels::GetBackend(device.type());
-  const bool from_host = from->host_accessible();
-  const bool into_host = into->host_accessible();
-  if (!from_host && !into_host && impl.device().type() != device.type()) {
-    // Two backends cannot copy between each other: go through the host.
-    Tensor out;
-    {
-      NoGradGuard inner;  // one node for the whole move
-      out = to(Device("cpu")).to(device);
-    }
-    if (autograd::ShouldRecord(*this)) autograd::Record(ops::BuiltinOp("to"), *this, out, {});
-    return out;
-  }
-  Tensor src;
-  {
-    NoGradGuard inner;
-    src = is_contiguous() ? *this : contiguous();
-  }
-  Tensor out = NewTensor(impl.shape(), impl.dtype(), device);
-  const size_t bytes = static_cast<size_t>(impl.shape().numel()) * element_size(impl.dtype());
-  CopyKind kind = CopyKind::kDeviceToDevice;
-  vm::Stream* stream = nullptr;
-  if (!from_host && into_host) {
-    kind = CopyKind::kDeviceToHost;  // the device's copy engine writes host memory
-    stream = vm.devices().GetStream(impl.device(), vm::StreamRole::kDevice2Host);
-  } else {
-    kind = from_host ? CopyKind::kHostToDevice : CopyKind::kDeviceToDevice;
-    stream = vm.devices().GetStream(device, vm::StreamRole::kHost2Device);
-  }
-  vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
-    b->Policy(stream, vm::DeviceCopyPolicy::BlobToBlob("to", src.impl()->arg(), out.impl()->arg(),
-                                                       kind, bytes));
-  });
-  if (autograd::ShouldRecord(*this)) autograd::Record(ops::BuiltinOp("to"), *this, out, {});
-  return out;
+  static const ops::OpSchema& op = ops::BuiltinOp("to");
+  return functional::Call(op, *this, {static_cast<int64_t>(device.type()), device.index()});
 }
 
 void sync() { vm::VirtualMachine::Get().Sync(); }

@@ -175,12 +175,23 @@ TEST(CustomOpTest, CallErrors) {
         call_op("axpy", {x, Tensor()}, {1});
       },
       {"axpy", "undefined"});
-  ExpectThrowWith<InvalidArgument>([&] { call_op("to", {x}); }, {"to", "no generic form"});
+  ExpectThrowWith<InvalidArgument>([&] { call_op("to", {x}); },
+                                   {"to", "device as two attrs", "got {}"});
   // The other built-in ops go through call_op too, views included.
   EXPECT_EQ(call_op("mul", {x, x})[0].to_vector<float>(), (std::vector<float>{1, 4}));
   const Tensor e = call_op("expand", {x}, {3, 2})[0];
   EXPECT_EQ(e.shape(), Shape({3, 2}));
   EXPECT_EQ(e.to_vector<float>(), (std::vector<float>{1, 2, 1, 2, 1, 2}));
+  // So do the in-place ops (returning the tensor they wrote) and to (the device as its attrs).
+  Tensor y = x.clone();
+  const Tensor w = call_op("add_", {y, x})[0];
+  EXPECT_TRUE(w.is_set_to(y));
+  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{2, 4}));
+  EXPECT_EQ(y.version(), 1);
+  const Device sim("sim:0");
+  const Tensor moved = call_op("to", {x}, {static_cast<int64_t>(sim.type()), 0})[0];
+  EXPECT_EQ(moved.device(), sim);
+  EXPECT_EQ(moved.to_vector<float>(), (std::vector<float>{1, 2}));
   ExpectRuntimeWorks();
 }
 

@@ -11,7 +11,7 @@ set(_allowed_vm kernels/kernel.h kernels/device_backend.h oneflow_lite/wait_hook
 set(_refused_vm kernels/collective/collectives.h kernels/collective/watchdog.h ops/op_schema.h
   oneflow_lite/tensor_impl.h oneflow_lite/functional/functional.h)
 set(_allowed_ops oneflow_lite/functional/functional.h oneflow_lite/extension.h)
-set(_refused_ops vm/instruction.h kernels/kernel.h oneflow_lite/functional/dispatch.h
+set(_refused_ops vm/instruction.h kernels/kernel.h oneflow_lite/functional/op_call.h
   oneflow_lite/tensor_impl.h)
 
 if(NOT DEFINED _allowed_${LAYER})

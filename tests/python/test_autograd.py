@@ -107,3 +107,24 @@ def test_detach_and_in_place_rules(device):
     with ofl.no_grad():
         x.add_(1)
     assert x.tolist() == [2.0, 3.0]
+
+
+def test_in_place_ops_on_non_leaves_are_recorded(device):
+    x = ofl.tensor([1.0, 2.0, 3.0], device=device, requires_grad=True)
+    y = x * 2
+    y += 1  # __iadd__ writes y's own storage and becomes its history
+    assert y.grad_fn is not None and not y.is_leaf
+    y.mul_(ofl.tensor([3.0, 5.0, 7.0], device=device))
+    y.sum().backward()
+    assert x.grad.tolist() == [6.0, 10.0, 14.0]
+
+    z = ofl.zeros(3, device=device)
+    z.copy_(x)  # a plain tensor written from one that requires grad now requires it
+    assert z.requires_grad
+    x.grad = None
+    (z * z).sum().backward()
+    assert x.grad.tolist() == [2.0, 4.0, 6.0]
+
+    v = (x * 1)[0:2]
+    with pytest.raises(ofl.InvalidArgument, match="view"):
+        v.add_(1)

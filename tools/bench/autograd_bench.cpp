@@ -59,7 +59,7 @@
 #include <utility>
 #include <vector>
 
-#include "oneflow_lite/functional/functor_util.h"  // functional::Clone: AccumulateGrad's copy
+#include "oneflow_lite/functional/op_call.h"  // functional::Clone: AccumulateGrad's copy
 #include "oneflow_lite/oneflow_lite.h"
 #include "tools/bench/bench_util.h"
 

@@ -1,0 +1,51 @@
+// The entry of every op call (op_call.h): the checks that depend on the call's shape alone, then
+// the global stage for a global input, else the autograd stage.
+#include "oneflow_lite/functional/op_call.h"
+
+#include <string>
+
+#include "oneflow_lite/functional/stages.h"
+
+namespace ofl::functional {
+
+namespace {
+bool AnyGlobal(const std::vector<Tensor>& inputs) {
+  for (const Tensor& x : inputs) {
+    if (x.defined() && x.is_global()) return true;
+  }
+  return false;
+}
+}  // namespace
+
+std::vector<Tensor> Call(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
+                         const std::vector<int64_t>& attrs) {
+  if (!op.infer && !op.view && !op.compose) {
+    throw InvalidArgument(op.name +
+                          ": this built-in op has no generic form; call its own function (" +
+                          (op.name == "to" ? "Tensor::to" : "ofl::" + op.name) + ")");
+  }
+  if (static_cast<int>(inputs.size()) != op.num_inputs) {
+    throw InvalidArgument(op.name + ": expects " + std::to_string(op.num_inputs) + " input" +
+                          (op.num_inputs == 1 ? "" : "s") + ", got " +
+                          std::to_string(inputs.size()));
+  }
+  if (inputs.empty()) {
+    throw InvalidArgument(op.name +
+                          ": an op without inputs cannot be called (its outputs' device comes "
+                          "from the inputs)");
+  }
+  if (AnyGlobal(inputs)) return stage::Global(op, inputs, attrs);
+  return stage::Autograd(op, inputs, attrs);
+}
+
+Tensor Call(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs) {
+  if (x.defined() && x.is_global()) return stage::Global(op, x, attrs);
+  return stage::Autograd(op, x, attrs);
+}
+
+Tensor Clone(const Tensor& x) {
+  static const ops::OpSchema& op = ops::BuiltinOp("clone");
+  return Call(op, x, {});
+}
+
+}  // namespace ofl::functional

@@ -1,0 +1,69 @@
+// register_op and call_op (extension.h): a program's own ops, defined by an ofl::OpDef and called
+// through the same entry and stages as the built-in ones (op_call.h).
+#include <string>
+#include <utility>
+
+#include "kernels/kernel.h"
+#include "oneflow_lite/extension.h"
+#include "oneflow_lite/functional/op_call.h"
+#include "ops/op_schema.h"
+
+namespace ofl {
+
+namespace {
+bool IsIdentifier(const std::string& s) {
+  if (s.empty() || !(s[0] >= 'a' && s[0] <= 'z')) return false;
+  for (char c : s) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+}  // namespace
+
+void register_op(OpDef def) {
+  if (!IsIdentifier(def.name)) {
+    throw InvalidArgument("register_op: the name '" + def.name +
+                          "' is not a lower-case identifier ([a-z][a-z0-9_]*)");
+  }
+  if (def.num_inputs < 0 || def.num_outputs < 0) {
+    throw InvalidArgument("register_op: op '" + def.name + "' has num_inputs " +
+                          std::to_string(def.num_inputs) + " and num_outputs " +
+                          std::to_string(def.num_outputs) + "; neither may be below 0");
+  }
+  if (def.num_inputs > 64 || def.num_outputs > 64) {
+    throw InvalidArgument("register_op: op '" + def.name + "' has " +
+                          std::to_string(def.num_inputs) + " inputs and " +
+                          std::to_string(def.num_outputs) + " outputs; at most 64 of each");
+  }
+  if (!def.infer) {
+    throw InvalidArgument("register_op: op '" + def.name + "' has no infer function");
+  }
+  ops::OpSchema op;
+  op.name = def.name;
+  op.num_inputs = def.num_inputs;
+  op.num_outputs = def.num_outputs;
+  op.infer = std::move(def.infer);
+  op.builtin = false;
+  // A program's backward may read every input and output.
+  op.save_inputs = op.save_outputs = ~uint64_t{0};
+  if (def.backward) {
+    op.backward = [bw = std::move(def.backward)](const ops::GradContext& ctx,
+                                                 const std::vector<Tensor>& grads) {
+      return bw(ctx.inputs, ctx.outputs, ctx.attrs, grads);
+    };
+  }
+  ops::RegisterOp(std::move(op));
+  kernels::DeclareOp(def.name);
+}
+
+std::vector<Tensor> call_op(const std::string& name, const std::vector<Tensor>& inputs,
+                            const std::vector<int64_t>& attrs) {
+  const ops::OpSchema* op = ops::FindOp(name);
+  if (op == nullptr) {
+    throw InvalidArgument("call_op: there is no op named '" + name +
+                          "' (register it with register_op first)");
+  }
+  return functional::Call(*op, inputs, attrs);
+}
+
+}  // namespace ofl
