@@ -60,7 +60,8 @@ inline bool RequiresGrad(const TensorImpl& t) {
 bool ShouldRecord(const std::vector<Tensor>& inputs);
 inline bool ShouldRecord(const Tensor& x);
 
-// Records the call's node (when ShouldRecord) and makes the outputs non-leaves that require grad.
+// Records the call's node and makes the outputs non-leaves that require grad; the caller (the
+// autograd stage of an op call) found ShouldRecord true.
 void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
             const std::vector<Tensor>& outputs, const std::vector<int64_t>& attrs);
 // The single-input, single-output form.

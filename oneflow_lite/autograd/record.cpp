@@ -116,7 +116,6 @@ uint64_t SavedInputs(const ops::OpSchema& op, const std::vector<Tensor>& inputs)
 
 void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
             const std::vector<Tensor>& outputs, const std::vector<int64_t>& attrs) {
-  if (!ShouldRecord(inputs)) return;
   // An op that returned its input itself (contiguous() of a contiguous tensor, to() its own
   // device) made nothing to record.
   for (const Tensor& y : outputs) {

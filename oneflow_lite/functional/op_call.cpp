@@ -5,13 +5,17 @@
 #include <string>
 
 #include "oneflow_lite/functional/stages.h"
+#include "oneflow_lite/tensor_impl.h"
 
 namespace ofl::functional {
 
 namespace {
+// Tensor::is_global without its checks (an undefined input is refused by the local stage).
+inline bool IsGlobal(const Tensor& x) { return x.defined() && x.impl()->global() != nullptr; }
+
 bool AnyGlobal(const std::vector<Tensor>& inputs) {
   for (const Tensor& x : inputs) {
-    if (x.defined() && x.is_global()) return true;
+    if (IsGlobal(x)) return true;
   }
   return false;
 }
@@ -39,7 +43,7 @@ std::vector<Tensor> Call(const ops::OpSchema& op, const std::vector<Tensor>& inp
 }
 
 Tensor Call(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs) {
-  if (x.defined() && x.is_global()) return stage::Global(op, x, attrs);
+  if (IsGlobal(x)) return stage::Global(op, x, attrs);
   return stage::Autograd(op, x, attrs);
 }
 

@@ -75,9 +75,13 @@ void AtExit();
 // exception as the Python error and returns true (once).
 bool RestoreInterrupt();
 
-// Held over an op call. The GIL stays held: the waits inside the runtime release it themselves
-// (the wait hooks, types.cpp), so a call that does not wait pays nothing for it. A global tensor's
-// op may exchange with the other ranks on this thread, so for one the GIL is released for the call.
+// The package's one GIL rule. Every op call (the functions, the operators, the in-place methods,
+// to and cpu) is held over by a ReleaseIfGlobal: the GIL stays held, because the waits inside the
+// runtime release it themselves (the wait hooks, types.cpp), so a call that does not wait pays
+// nothing for it; a global tensor's op may exchange with the other ranks on this thread, so for one
+// the GIL is released for the call. Calls that always wait or work long on this thread release it
+// outright (GilRelease): sync, backward and autograd.grad, to_global and to_local, bulk copies from
+// and to numpy, shutdown, memory snapshots.
 class ReleaseIfGlobal {
  public:
   explicit ReleaseIfGlobal(const Tensor& t) {

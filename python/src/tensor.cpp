@@ -124,13 +124,14 @@ void BindTensor(nb::module_& m) {
           "to",
           [](const Tensor& t, nb::handle device) {
             Device d = ArgDevice(device, "to");
-            Release r;
+            ReleaseIfGlobal r(t);
             return t.to(d);
           },
           nb::arg("device"))
-      .def(
-          "cpu", [](const Tensor& t) { return t.to(Device(DeviceType::kCPU, 0)); },
-          nb::call_guard<Release>());
+      .def("cpu", [](const Tensor& t) {
+        ReleaseIfGlobal r(t);
+        return t.to(Device(DeviceType::kCPU, 0));
+      });
 
   // In-place arithmetic (the operators are the class's number slots: operators.cpp).
   cls.def(
@@ -172,7 +173,7 @@ void BindTensor(nb::module_& m) {
            [](nb::handle self) {
              Tensor& t = TensorOf(self);
              {
-               Release r;
+               ReleaseIfGlobal r(t);
                t.zero_();
              }
              return nb::borrow(self);
@@ -182,7 +183,7 @@ void BindTensor(nb::module_& m) {
           [](nb::handle self, const Tensor& src) {
             Tensor& t = TensorOf(self);
             {
-              Release r;
+              ReleaseIfGlobal r(t.is_global() ? t : src);
               t.copy_(src);
             }
             return nb::borrow(self);
