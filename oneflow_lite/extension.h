@@ -144,7 +144,8 @@ void register_kernel(const std::string& op, const std::string& device_type, Kern
 // ---- Ops defined outside the library ---------------------------------------------------------
 // As the built-in ops are: the op's definition (checks, output shapes and dtypes, backward) with
 // register_op, its kernel per device type with register_kernel(name, device_type, fn). call_op
-// then runs it on the one generic path (check, infer, an OpCall on the VM) with autograd.
+// then runs it through the entry and stages every op call takes (check, infer, an OpCall on the
+// VM, autograd's node; docs/op_pipeline.md).
 struct TensorMeta {
   Shape shape;
   DType dtype;

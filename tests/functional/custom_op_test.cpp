@@ -1,5 +1,5 @@
-// Ops defined outside the library (extension.h: register_op, call_op): the generic path, autograd
-// through them, their kernels on a program's own device type, and every error of the API.
+// Ops defined outside the library (extension.h: register_op, call_op): the stages of an op call,
+// autograd through them, their kernels on a program's own device type, and every error of the API.
 #include <gtest/gtest.h>
 
 #include <memory>
