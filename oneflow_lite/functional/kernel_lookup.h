@@ -29,7 +29,6 @@ class KernelCache {
     return Refresh(type, gen, caller);
   }
   kernels::KernelFn Get(DeviceType type) { return Get(type, op_); }
-  const std::string& name() const { return op_; }
 
  private:
   kernels::KernelFn Refresh(DeviceType type, uint64_t gen, const std::string& caller);

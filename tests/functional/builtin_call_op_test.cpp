@@ -77,6 +77,12 @@ TEST(BuiltinCallOpTest, BadAttrsNameTheOpAndTheValues) {
         call_op("clone", {x}, {1, 2});
       },
       {"clone", "no attrs", "got 2"});
+  Tensor t = x.clone();
+  ExpectThrowWith<InvalidArgument>([&] { call_op("fill_", {t}, {}); },
+                                   {"fill_", "one or two attrs", "got 0"});
+  EXPECT_EQ(t.version(), 0);  // refused before anything was queued
+  ExpectThrowWith<InvalidArgument>([&] { call_op("to", {x}, {0}); },
+                                   {"to", "{device type, index}", "got {0}"});
   ExpectThrowWith<InvalidArgument>([&] { call_op("reduce_sum_to", {x}, {}); },
                                    {"reduce_sum_to", "{dtype, target...}", "no attrs"});
   ExpectThrowWith<InvalidArgument>(
