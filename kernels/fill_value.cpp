@@ -83,23 +83,39 @@ void StoreIntegerAsFloat(Int v, uint64_t magnitude, bool negative, DType dtype, 
 
 }  // namespace
 
-double FillValueFromAttr(int64_t attr) {
+namespace {
+double BitsToDouble(int64_t bits) {
   double value;
-  std::memcpy(&value, &attr, sizeof(value));
+  std::memcpy(&value, &bits, sizeof(value));
   return value;
 }
+}  // namespace
 
-FillValue FillValueFromAttrs(const std::vector<int64_t>& attrs) {
+FillValue FillValueOf(const Scalar& value) {
   FillValue v;
-  v.bits = attrs.at(0);
-  if (attrs.size() > 1) v.kind = static_cast<FillKind>(attrs[1]);
+  switch (value.kind()) {
+    case Scalar::Kind::kBool:
+    case Scalar::Kind::kInt64:
+      v.kind = FillKind::kInt64;
+      v.bits = value.int64_value();
+      break;
+    case Scalar::Kind::kUInt64:
+      v.kind = FillKind::kUInt64;
+      v.bits = static_cast<int64_t>(value.uint64_value());
+      break;
+    case Scalar::Kind::kDouble: {
+      const double d = value.double_value();
+      std::memcpy(&v.bits, &d, sizeof d);
+      break;
+    }
+  }
   return v;
 }
 
 void FillValueToElement(const FillValue& value, DType dtype, void* element) {
   switch (value.kind) {
     case FillKind::kDouble:
-      return FillValueToElement(FillValueFromAttr(value.bits), dtype, element);
+      return FillValueToElement(BitsToDouble(value.bits), dtype, element);
     case FillKind::kInt64: {
       const int64_t v = value.bits;
       if (StoreInteger(static_cast<uint64_t>(v), v != 0, dtype, element)) return;

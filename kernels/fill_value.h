@@ -6,10 +6,11 @@
 #include <vector>
 
 #include "oneflow_lite/dtype.h"
+#include "oneflow_lite/scalar.h"
 
 namespace ofl::kernels {
 
-// How a fill's attrs[0] holds its value: attrs[1], absent for kDouble (extension.h, "fill").
+// How FillValue::bits holds the value.
 enum class FillKind : int64_t {
   kDouble = 0,  // a double's bit pattern (std::memcpy of the double into an int64_t)
   kInt64 = 1,   // an int64
@@ -21,10 +22,8 @@ struct FillValue {
   int64_t bits = 0;
 };
 
-// The value the attrs of a fill hold (as CheckFillArgs accepts them).
-FillValue FillValueFromAttrs(const std::vector<int64_t>& attrs);
-// The double whose bit pattern attrs[0] holds (std::memcpy of the double into an int64_t).
-double FillValueFromAttr(int64_t attr);
+// A fill's "value" attribute (a bool fills as the integer 0 or 1).
+FillValue FillValueOf(const Scalar& value);
 
 // Writes `value` converted to `dtype` into `element` (element_size(dtype) bytes): bool is
 // value != 0; a double to an integer dtype is truncated toward zero as static_cast does, and a

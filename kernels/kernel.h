@@ -1,5 +1,5 @@
 // The kernel interface inside the library: the public types of oneflow_lite/extension.h (what a
-// kernel sees: strided views of raw memory, integer attributes, the native stream) and the
+// kernel sees: strided views of raw memory, typed attributes, the native stream) and the
 // registry that maps (op name, device type) to a kernel function. Kernels know nothing of
 // instructions, streams' workers or tensors' lifetimes.
 #pragma once
@@ -40,5 +40,20 @@ void RegisterBuiltinKernel(const std::string& op, DeviceType device_type, Kernel
 // while it holds its submit lock (VirtualMachine::TryRunOpDirect); a program's kernels it never
 // does.
 bool IsBuiltinKernel(KernelFn fn);
+
+// Gives a kernel context the call's attributes, and the deprecated integers of an op registered
+// without attribute declarations (KernelContext::attrs).
+inline void SetAttrs(KernelContext* ctx, const Attrs& attrs) {
+  ctx->attributes = attrs;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  if (attrs.schema() != nullptr && attrs.schema()->legacy()) {
+    const IntList ints = attrs.get_ints("attrs");
+    ctx->attrs.assign(ints.begin(), ints.end());
+  } else if (!ctx->attrs.empty()) {
+    ctx->attrs.clear();
+  }
+#pragma GCC diagnostic pop
+}
 
 }  // namespace ofl::kernels

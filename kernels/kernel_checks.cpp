@@ -18,7 +18,9 @@ void CheckStrides(const char* op, const char* which, const TensorArg& a) {
 
 std::string RepeatMismatch(const KernelContext& ctx) {
   return "repeat: output shape " + ctx.outputs[0].shape.str() + " does not match input shape " +
-         ctx.inputs[0].shape.str() + " repeated by " + ToString(ctx.attrs);
+         ctx.inputs[0].shape.str() + " repeated by " +
+         ToString(ctx.attributes.get_ints("repeats").data(),
+                  ctx.attributes.get_ints("repeats").size());
 }
 
 // One input and one output, each with one stride per dim.
@@ -59,7 +61,8 @@ bool CheckRepeatArgs(const KernelContext& ctx) {
   const TensorArg& out = ctx.outputs[0];
   const int n = out.shape.ndim();
   const int k = in.shape.ndim();
-  if (static_cast<int>(ctx.attrs.size()) != n || k > n) throw InvalidArgument(RepeatMismatch(ctx));
+  const IntList repeats = ctx.attributes.get_ints("repeats");
+  if (static_cast<int>(repeats.size()) != n || k > n) throw InvalidArgument(RepeatMismatch(ctx));
   if (in.dtype != out.dtype) {
     throw InvalidArgument("repeat: input dtype " + to_string(in.dtype) +
                           " differs from output dtype " + to_string(out.dtype));
@@ -68,7 +71,7 @@ bool CheckRepeatArgs(const KernelContext& ctx) {
   for (int i = 0; i < n; ++i) {
     const int j = i - (n - k);
     const int64_t si = j < 0 ? 1 : in.shape[j];
-    const int64_t ri = ctx.attrs[i];
+    const int64_t ri = repeats[i];
     int64_t oi = 0;
     if (ri < 0 || __builtin_mul_overflow(si, ri, &oi) || out.shape[i] != oi) {
       throw InvalidArgument(RepeatMismatch(ctx));
@@ -179,14 +182,12 @@ void CheckFillArgs(const KernelContext& ctx) {
                           std::to_string(ctx.inputs.size()) + " and " +
                           std::to_string(ctx.outputs.size()));
   }
-  if (ctx.attrs.empty() || ctx.attrs.size() > 2) {
+  const AttrSchema* s = ctx.attributes.schema();
+  const int value = s == nullptr ? -1 : s->index("value");
+  if (value < 0 || s->defs()[static_cast<size_t>(value)].type != AttrType::kScalar) {
     throw InvalidArgument(
-        "fill: the kernel expects 1 or 2 attributes (the value's bits, then its kind), got " +
-        std::to_string(ctx.attrs.size()));
-  }
-  if (ctx.attrs.size() == 2 && (ctx.attrs[1] < 0 || ctx.attrs[1] > 2)) {
-    throw InvalidArgument("fill: the value's kind (attrs[1]) is " + std::to_string(ctx.attrs[1]) +
-                          "; expected 0 (a double), 1 (an int64) or 2 (a uint64)");
+        "fill: the kernel expects a scalar attribute 'value', got the attributes " +
+        (s == nullptr ? std::string("none") : s->str()));
   }
   CheckStrides("fill", "output", ctx.outputs[0]);
 }

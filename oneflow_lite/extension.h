@@ -32,7 +32,8 @@
 //   DeviceError naming the first fault while other devices keep working.
 //
 // The kernel contracts of the built-in ops ("copy", "repeat", "reduce_sum_to", "add", "sub", "mul",
-// "div", "fill", "empty") are written once, at the end of this file.
+// "div", "fill", "empty") are written once, at the end of this file. A kernel reads the call's
+// attributes by name from ctx.attributes (oneflow_lite/attrs.h).
 #pragma once
 
 #include <cstddef>
@@ -42,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "oneflow_lite/attrs.h"
 #include "oneflow_lite/device.h"
 #include "oneflow_lite/dtype.h"
 #include "oneflow_lite/error.h"
@@ -125,12 +127,21 @@ struct TensorArg {
   DType dtype = DType::kFloat32;
 };
 
+// (The pragmas keep the deprecated member's own implicit construction from warning.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 struct KernelContext {
   std::vector<TensorArg> inputs, outputs;
-  std::vector<int64_t> attrs;     // op-specific integers (repeat counts, ...)
+  // The call's attributes, read by name: ctx.attributes.get_ints("repeats") (attrs.h).
+  Attrs attributes;
+  // Deprecated, kept one release: the integers of an op registered without attribute
+  // declarations (OpDef::attrs empty), the same as attributes.get_ints("attrs"); empty for an op
+  // with typed attributes.
+  [[deprecated("read ctx.attributes by name")]] std::vector<int64_t> attrs;
   NativeStream stream = nullptr;  // launch here; return without waiting for the device
   int device_index = 0;
 };
+#pragma GCC diagnostic pop
 
 using KernelFn = void (*)(const KernelContext&);
 
@@ -154,27 +165,42 @@ struct OpDef {
   std::string name;  // lower-case identifier; not a built-in op's name
   int num_inputs = 1;
   int num_outputs = 1;
+  // The op's attributes by name and type, in the order of a positional call ({{"alpha",
+  // AttrType::kDouble}}). None declared: the op takes one int list named "attrs", call_op's
+  // integers (deprecated, kept one release for ops written before typed attributes).
+  std::vector<AttrDef> attrs;
   // Checks inputs and attrs (throws InvalidArgument naming the op, the argument and the values)
-  // and returns the outputs' shapes and dtypes. Runs at the call, on the caller's thread.
-  std::function<std::vector<TensorMeta>(const std::vector<TensorMeta>& inputs,
-                                        const std::vector<int64_t>& attrs)>
+  // and returns the outputs' shapes and dtypes. Runs at the call, on the caller's thread. (A
+  // function taking `const std::vector<int64_t>&` for the attrs still compiles for an op without
+  // declarations, through Attrs's deprecated conversion.)
+  std::function<std::vector<TensorMeta>(const std::vector<TensorMeta>& inputs, const Attrs& attrs)>
       infer;
   // Optional. The gradients of the inputs (an undefined Tensor where an input gets none), written
   // with public ops. Without it, backward() through the op throws InvalidArgument naming the op.
-  std::function<std::vector<Tensor>(
-      const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-      const std::vector<int64_t>& attrs, const std::vector<Tensor>& grad_outputs)>
+  std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs,
+                                    const std::vector<Tensor>& outputs, const Attrs& attrs,
+                                    const std::vector<Tensor>& grad_outputs)>
       backward;
 };
-// InvalidArgument for a bad or taken name, a count below 0, or no infer.
+// InvalidArgument for a bad or taken name, a count below 0, no infer, and an attribute whose name
+// is no lower-case identifier or is declared twice.
 void register_op(OpDef def);
 // Outputs are new contiguous tensors on the inputs' device; the kernel registered with
 // register_kernel(name, device_type, fn) computes them (inputs arrive with their own strides).
-// InvalidArgument: unknown op (named), wrong input count, inputs on different devices, no kernel
-// for the device type (names the op and the type). Built-in ops with a generic form ("add",
-// "sum", ...) may be called this way too.
+// `attrs` by name, in any order: call_op("axpy", {x, y}, {{"alpha", 2.0}}); an int converts to a
+// double or a scalar attribute, an int list to a shape. InvalidArgument: unknown op (named), wrong
+// input count, inputs on different devices, no kernel for the device type (names the op and the
+// type), an attribute the op does not declare, one missing or given twice, or one of another type
+// (names the op, the attribute and the value). Built-in ops with a generic form ("add", "sum",
+// ...) may be called this way too.
 std::vector<Tensor> call_op(const std::string& name, const std::vector<Tensor>& inputs,
-                            const std::vector<int64_t>& attrs = {});
+                            const NamedAttrs& attrs = {});
+// Deprecated, kept one release: the integers of an op registered without attribute declarations.
+// InvalidArgument for an op with typed attributes (the message lists them).
+[[deprecated(
+    "pass the attributes by name: call_op(name, inputs, {{\"alpha\", 2.0}})")]] std::vector<Tensor>
+call_op(const std::string& name, const std::vector<Tensor>& inputs,
+        const std::vector<int64_t>& attrs);
 
 // Kernel contracts: what the kernel of each built-in op must do (the CPU kernels implement
 // exactly these; every kernel of an op, on every device, throws the same InvalidArgument for bad
@@ -184,8 +210,8 @@ std::vector<Tensor> call_op(const std::string& name, const std::vector<Tensor>& 
 // "copy":  inputs[0] and outputs[0] have the same shape and dtype and any strides (an expanded
 //          input has stride 0 on broadcast dims); outputs[0][idx] = inputs[0][idx] for every index.
 // "repeat": inputs[0] has shape s (k dims, any strides); outputs[0] is contiguous with n >= k dims;
-//          attrs holds the n repeat counts r; out.shape[i] = r[i] * s'[i] where s' is s with n - k
-//          leading 1s; out[idx] = in[idx mod s'].
+//          the attribute "repeats" (int list) holds the n repeat counts r; out.shape[i] = r[i] *
+//          s'[i] where s' is s with n - k leading 1s; out[idx] = in[idx mod s'].
 // "reduce_sum_to": inputs[0] has shape D (n dims, any strides); outputs[0] is contiguous with n
 //          dims, each D[i] or 1; dims where the output is 1 and D is not are summed. Floats
 //          accumulate in double in a fixed order (16-bit results rounded once; float16/bfloat16
@@ -198,13 +224,12 @@ std::vector<Tensor> call_op(const std::string& name, const std::vector<Tensor>& 
 //          dtypes compute in their own type (float16 and bfloat16 in float, rounded once to nearest
 //          even); integers wrap around as two's complement. InvalidArgument for differing shapes or
 //          dtypes, operand counts other than 2 and 1, dtype bool, and "div" on an integer dtype.
-// "fill":  no inputs, one output with any non-overlapping strides and any dtype; attrs[0] holds
-//          the value and attrs[1] its kind: absent or 0, a double's bit pattern (std::memcpy into
-//          an int64_t); 1, an int64; 2, a uint64's bits (ofl::full and fill_ pass an integer
-//          value as 1 or 2, so that an integer dtype gets it exactly). Every element becomes the
-//          value converted to the dtype: bool is value != 0, a double to an integer truncates
-//          toward zero as static_cast does (wrapping to the width; NaN gives 0), an integer to an
-//          integer keeps its low bits, floats round the exact value once to nearest even.
+// "fill":  no inputs, one output with any non-overlapping strides and any dtype; the attribute
+//          "value" (scalar) holds the value: a bool, an int64, a uint64 or a double (so that an
+//          integer reaches an integer dtype exactly). Every element becomes the value converted to
+//          the dtype: bool is value != 0, a double to an integer truncates toward zero as
+//          static_cast does (wrapping to the width; NaN gives 0), an integer to an integer keeps
+//          its low bits, floats round the exact value once to nearest even.
 // "empty": no inputs, one output; nothing to do (the output only needs its memory).
 
 }  // namespace ofl

@@ -10,7 +10,7 @@ namespace ofl::ops {
 
 namespace {
 
-std::string Str(const std::vector<int64_t>& v) { return ToString(v); }
+std::string Str(IntList v) { return ToString(v.data(), v.size()); }
 std::string Str(const Shape& s) { return s.str(); }
 
 [[noreturn]] void Fail(const std::string& msg) { throw InvalidArgument(msg); }
@@ -60,8 +60,7 @@ int64_t CheckDims(const char* op, const char* arg, const int64_t* data, size_t n
 }
 }  // namespace
 
-int64_t CheckShape(const char* op, const char* arg, const std::vector<int64_t>& dims,
-                   size_t element_size) {
+int64_t CheckShape(const char* op, const char* arg, IntList dims, size_t element_size) {
   return CheckDims(op, arg, dims.data(), dims.size(), element_size);
 }
 
@@ -84,8 +83,8 @@ int64_t CheckShape(const char* op, const char* arg, const Shape& shape, size_t e
   return CheckDims(op, arg, shape.data(), static_cast<size_t>(shape.ndim()), element_size);
 }
 
-ViewGeometry InferExpand(const Shape& in, const Strides& in_stride,
-                         const std::vector<int64_t>& sizes, size_t element_size) {
+ViewGeometry InferExpand(const Shape& in, const Strides& in_stride, IntList sizes,
+                         size_t element_size) {
   const int64_t n = static_cast<int64_t>(sizes.size());
   const int64_t k = in.ndim();
   if (n < k) {
@@ -140,7 +139,7 @@ ViewGeometry InferExpand(const Shape& in, const Strides& in_stride,
   return g;
 }
 
-Shape InferRepeat(const Shape& in, const std::vector<int64_t>& repeats, size_t element_size) {
+Shape InferRepeat(const Shape& in, IntList repeats, size_t element_size) {
   const int64_t n = static_cast<int64_t>(repeats.size());
   const int64_t k = in.ndim();
   if (n < k) {
@@ -171,7 +170,7 @@ Shape InferRepeat(const Shape& in, const std::vector<int64_t>& repeats, size_t e
   return out_shape;
 }
 
-Shape InferReshape(const Shape& in, const std::vector<int64_t>& shape) {
+Shape InferReshape(const Shape& in, IntList shape) {
   if (shape.size() > static_cast<size_t>(kMaxDims)) {
     Fail("reshape: shape " + Str(shape) + " has " + std::to_string(shape.size()) +
          " dims, at most " + std::to_string(kMaxDims) + " are supported");
@@ -196,7 +195,7 @@ Shape InferReshape(const Shape& in, const std::vector<int64_t>& shape) {
     }
   }
   const int64_t numel = in.numel();
-  std::vector<int64_t> out = shape;
+  std::vector<int64_t> out = shape.vec();
   if (infer >= 0) {
     if (known == 0) {
       Fail("reshape: cannot reshape tensor of shape " + Str(in) + " into shape " + Str(shape) +
@@ -254,8 +253,7 @@ std::optional<Strides> ReshapeStrides(const Shape& in, const Strides& in_stride,
   return stride;
 }
 
-ViewGeometry InferPermute(const Shape& in, const Strides& in_stride,
-                          const std::vector<int64_t>& dims) {
+ViewGeometry InferPermute(const Shape& in, const Strides& in_stride, IntList dims) {
   const int64_t n = in.ndim();
   if (static_cast<int64_t>(dims.size()) != n) {
     Fail("permute: the number of dims (" + std::to_string(dims.size()) +
@@ -322,8 +320,7 @@ Shape InferExpandBackward(const Shape& dy, const Shape& input_shape) {
   return Shape(target);
 }
 
-void CheckRepeatBackward(const Shape& dy, const Shape& input_shape,
-                         const std::vector<int64_t>& repeats) {
+void CheckRepeatBackward(const Shape& dy, const Shape& input_shape, IntList repeats) {
   CheckShape("repeat_backward", "input_shape", input_shape, 1);
   Shape expect;
   try {

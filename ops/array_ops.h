@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "oneflow_lite/attrs.h"
 #include "oneflow_lite/dtype.h"
 #include "oneflow_lite/shape.h"
 
@@ -20,28 +21,26 @@ struct ViewGeometry {
 
 // Checks rank <= kMaxDims, no negative dim and that the element count and byte count fit in
 // int64. Returns numel.
-int64_t CheckShape(const char* op, const char* arg, const std::vector<int64_t>& dims,
-                   size_t element_size);
+int64_t CheckShape(const char* op, const char* arg, IntList dims, size_t element_size);
 int64_t CheckShape(const char* op, const char* arg, const Shape& shape, size_t element_size);
 
 // expand: PyTorch's rules (len(sizes) >= dim; -1 keeps a dim; new leading dims cannot be -1;
 // a non-1 dim must keep its size; 0 allowed where the input dim is 1 and in new leading dims).
 // Broadcast dims and new dims of size != 1 get stride 0; kept dims keep the input stride; a new
 // leading dim of size 1 gets stride[i+1] * size[i+1]. A 0-dim input gets stride 0 on every dim.
-ViewGeometry InferExpand(const Shape& in, const Strides& in_stride,
-                         const std::vector<int64_t>& sizes, size_t element_size);
+ViewGeometry InferExpand(const Shape& in, const Strides& in_stride, IntList sizes,
+                         size_t element_size);
 
 // repeat: len(repeats) >= dim, repeats >= 0; out[i] = repeats[i] * padded_in[i].
-Shape InferRepeat(const Shape& in, const std::vector<int64_t>& repeats, size_t element_size);
+Shape InferRepeat(const Shape& in, IntList repeats, size_t element_size);
 
 // reshape: at most one -1, which is inferred (and is an error when numel is 0, as it is ambiguous).
-Shape InferReshape(const Shape& in, const std::vector<int64_t>& shape);
+Shape InferReshape(const Shape& in, IntList shape);
 // Strides that view (in, in_stride) as `out` without copying, or nullopt when a copy is needed.
 std::optional<Strides> ReshapeStrides(const Shape& in, const Strides& in_stride, const Shape& out);
 
 // permute: dims must be a permutation of 0..dim-1 (negative dims wrap).
-ViewGeometry InferPermute(const Shape& in, const Strides& in_stride,
-                          const std::vector<int64_t>& dims);
+ViewGeometry InferPermute(const Shape& in, const Strides& in_stride, IntList dims);
 
 // narrow: 0 <= start, start + length <= size(dim), length >= 0 (negative dim/start wrap).
 ViewGeometry InferNarrow(const Shape& in, const Strides& in_stride, int64_t dim, int64_t start,
@@ -52,13 +51,7 @@ ViewGeometry InferNarrow(const Shape& in, const Strides& in_stride, int64_t dim,
 Shape InferExpandBackward(const Shape& dy, const Shape& input_shape);
 
 // repeat_backward: dy's shape must equal InferRepeat(input_shape, repeats).
-void CheckRepeatBackward(const Shape& dy, const Shape& input_shape,
-                         const std::vector<int64_t>& repeats);
-// The attrs of a repeat_backward call: {k, input_shape (k dims), repeats...}
-// (ops/repeat_backward_op.cpp).
-std::vector<int64_t> RepeatBackwardAttrs(const Shape& input_shape,
-                                         const std::vector<int64_t>& repeats);
-
+void CheckRepeatBackward(const Shape& dy, const Shape& input_shape, IntList repeats);
 bool IsContiguous(const Shape& shape, const Strides& stride);
 
 // a * b, saturated to the int64 range instead of overflowing: for strides and sizes of empty

@@ -12,12 +12,7 @@ OpSchema MakeCloneOp() {
   OpSchema op;
   op.name = "clone";
   op.kernel = "copy";
-  op.infer1 = [](const TensorMeta& x, const std::vector<int64_t>& attrs) {
-    if (!attrs.empty()) {
-      throw InvalidArgument("clone: takes no attrs, got " + std::to_string(attrs.size()));
-    }
-    return x;
-  };
+  op.infer1 = [](const TensorMeta& x, const Attrs&) { return x; };
   op.sbp = [](const GlobalCall& c) { return std::optional<Sbp>(c.in_sbp); };
   op.backward = [](const GradContext&, const std::vector<Tensor>& g) {
     return std::vector<Tensor>{g[0]};

@@ -29,8 +29,7 @@ OpSchema Arithmetic(const char* name, const char* of, bool division) {
   op.num_inputs = 2;
   op.kernel = of;
   op.inplace = OpSchema::InPlace{/*reads_target=*/true, /*node_op=*/of};
-  op.infer = [name = std::string(name), division](const std::vector<TensorMeta>& in,
-                                                  const std::vector<int64_t>&) {
+  op.infer = [name = std::string(name), division](const std::vector<TensorMeta>& in, const Attrs&) {
     const DType t = in[0].dtype;
     if (t == DType::kBool) {
       throw InvalidArgument(name +
@@ -59,7 +58,7 @@ OpSchema MakeCopyInplace() {
   op.num_inputs = 2;
   op.kernel = "copy";
   op.inplace = OpSchema::InPlace{/*reads_target=*/false, /*node_op=*/""};
-  op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>&) {
+  op.infer = [](const std::vector<TensorMeta>& in, const Attrs&) {
     CheckSourceDType("copy_", in);
     return std::vector<TensorMeta>{in[0]};
   };
@@ -71,20 +70,16 @@ OpSchema MakeCopyInplace() {
   return op;
 }
 
-// fill_ and zero_: the value in the "fill" kernel's attributes (extension.h), checked by the
-// caller against the tensor's dtype.
+// fill_ and zero_: attribute value (scalar), checked by the caller against the tensor's dtype;
+// the "fill" kernel (extension.h) writes it.
 OpSchema Fill(const char* name) {
   OpSchema op;
   op.name = name;
   op.num_inputs = 1;
   op.kernel = "fill";
+  op.attrs = {{"value", AttrType::kScalar}};
   op.inplace = OpSchema::InPlace{/*reads_target=*/false, /*node_op=*/""};
-  op.infer = [name = std::string(name)](const std::vector<TensorMeta>& in,
-                                        const std::vector<int64_t>& attrs) {
-    if (attrs.empty() || attrs.size() > 2) {
-      throw InvalidArgument(name + ": takes the value as one or two attrs, got " +
-                            std::to_string(attrs.size()));
-    }
+  op.infer = [](const std::vector<TensorMeta>& in, const Attrs&) {
     return std::vector<TensorMeta>{in[0]};
   };
   op.backward = [](const GradContext&, const std::vector<Tensor>&) {

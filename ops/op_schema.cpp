@@ -26,11 +26,12 @@ const OpSchema* RegisterOp(OpSchema schema) {
   if (schema.kernel.empty()) schema.kernel = schema.view ? "copy" : schema.name;
   if (schema.backward_name.empty()) schema.backward_name = CamelCase(schema.name) + "Backward";
   if (schema.infer1 && !schema.infer) {
-    schema.infer = [f = schema.infer1](const std::vector<TensorMeta>& in,
-                                       const std::vector<int64_t>& attrs) {
+    schema.infer = [f = schema.infer1](const std::vector<TensorMeta>& in, const Attrs& attrs) {
       return std::vector<TensorMeta>{f(in[0], attrs)};
     };
   }
+  schema.attrs.set_op(schema.name);
+  schema.attrs.Validate("register_op: op '" + schema.name + "'");
   Registry& reg = GetRegistry();
   std::unique_lock lock(reg.mu);
   auto it = reg.ops.find(schema.name);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "oneflow_lite/attrs.h"
 #include "oneflow_lite/device.h"
 #include "oneflow_lite/extension.h"
 #include "oneflow_lite/placement.h"
@@ -36,12 +37,12 @@ struct GradContext {
   const std::vector<Tensor>& outputs;
   const std::vector<ArgInfo>& input_info;
   const std::vector<ArgInfo>& output_info;
-  const std::vector<int64_t>& attrs;
+  const Attrs& attrs;
   bool needs(int i) const { return (needs_input_grad >> i) & 1; }
 };
 
 using InferFn = std::function<std::vector<TensorMeta>(const std::vector<TensorMeta>& inputs,
-                                                      const std::vector<int64_t>& attrs)>;
+                                                      const Attrs& attrs)>;
 // One gradient per input, each of its input's shape and dtype (an undefined Tensor where the input
 // gets none). grad_outputs has one defined gradient per output (zeros where none arrived).
 using BackwardFn =
@@ -50,19 +51,19 @@ using BackwardFn =
 // A view op's geometry: the output's shape, strides and offset (from the input's) over the
 // input's storage, or nullopt where these strides allow no view (the input is then copied into a
 // contiguous tensor first, and that one viewed). Checks its arguments as infer does.
-using ViewFn = std::function<std::optional<ViewGeometry>(
-    const Shape& shape, const Strides& stride, DType dtype, const std::vector<int64_t>& attrs)>;
+using ViewFn = std::function<std::optional<ViewGeometry>(const Shape& shape, const Strides& stride,
+                                                         DType dtype, const Attrs& attrs)>;
 // An op made of other ops, called through the public op API (and so on every device); the whole
 // call is recorded as one node of this op.
-using ComposeFn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs,
-                                                    const std::vector<int64_t>& attrs)>;
+using ComposeFn =
+    std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs, const Attrs& attrs)>;
 
 // How a single-input op runs on a global tensor: what each rank knows of the call.
 struct GlobalCall {
   const Shape& logical_in;
   const Sbp& in_sbp;  // the input's SBP as the op sees it (broadcast once boxed to it)
   const Shape& logical_out;
-  const std::vector<int64_t>& attrs;  // the call's (logical) attributes
+  const Attrs& attrs;  // the call's (logical) attributes
 };
 // The output SBP for the input's, or nullopt when no SBP passes through: the input is then boxed
 // to broadcast first and the output is broadcast. Throws InvalidArgument (the same on every rank:
@@ -70,9 +71,8 @@ struct GlobalCall {
 using SbpFn = std::function<std::optional<Sbp>(const GlobalCall& call)>;
 // The attributes this rank passes to the local op on its shard (physical_in) so that its output
 // is its shard (physical_out) of the logical output under out_sbp.
-using LocalAttrsFn =
-    std::function<std::vector<int64_t>(const GlobalCall& call, const Sbp& out_sbp,
-                                       const Shape& physical_in, const Shape& physical_out)>;
+using LocalAttrsFn = std::function<Attrs(const GlobalCall& call, const Sbp& out_sbp,
+                                         const Shape& physical_in, const Shape& physical_out)>;
 
 // The local stage of an op call (oneflow_lite/functional/op_call.h) runs an op in one of five
 // forms, chosen by which of `inplace`, `device_copy`, `view`, `compose` and `kernel` the
@@ -85,13 +85,16 @@ struct OpSchema {
       -1;  // the registration's index (RegisterOp): where the call stages keep this op's kernels
   int num_inputs = 1;
   int num_outputs = 1;
+  // The op's attributes by name and type; a call's Attrs are made for these declarations
+  // (Attrs(op.attrs, values...)). RegisterOp names them after the op.
+  AttrSchema attrs;
   // Checks the inputs and attrs and gives the outputs' shapes and dtypes (kernel and compose
   // forms; a view op's `view` does both).
   InferFn infer;
   // The same for a single-input, single-output op, without the vectors: a built-in op that sets it
   // runs its kernel form with no allocation beyond its output; it must check the output shape
   // (the call trusts it). RegisterOp makes `infer` from it.
-  std::function<TensorMeta(const TensorMeta& in, const std::vector<int64_t>& attrs)> infer1;
+  std::function<TensorMeta(const TensorMeta& in, const Attrs& attrs)> infer1;
 
   // View form (single input and output, the output of the input's dtype).
   ViewFn view;
@@ -104,7 +107,7 @@ struct OpSchema {
   // Compose form.
   ComposeFn compose;
 
-  // Device-copy form (to): the input copied to the device that attrs {type, index} name, by the
+  // Device-copy form (to): the input copied to the device its "device" attribute names, by the
   // copy engines of the two devices' backends.
   bool device_copy = false;
 
@@ -130,8 +133,7 @@ struct OpSchema {
   // When set, the kernel sees outputs[0] as this contiguous shape (same element count), made from
   // inputs[0]: a sum that drops its reduced dims is computed by "reduce_sum_to" into the keepdim
   // shape.
-  std::function<Shape(const TensorMeta& in0, const std::vector<int64_t>& attrs)>
-      kernel_output_shape;
+  std::function<Shape(const TensorMeta& in0, const Attrs& attrs)> kernel_output_shape;
   // Which inputs and outputs the backward reads (bit i: input / output i). Only these are kept
   // alive by the graph, and their versions checked before the backward runs.
   uint64_t save_inputs = 0;

@@ -1,5 +1,5 @@
-// permute(x, dims): attrs are the dims (a permutation of 0..ndim-1; negative ones wrap). A view
-// (ops/array_ops.h InferPermute). Local tensors only. Gradient: g permuted back by the inverse
+// permute(x, dims): attribute dims (int list; (a permutation of 0..ndim-1; negative ones wrap). A
+// view (ops/array_ops.h InferPermute). Local tensors only. Gradient: g permuted back by the inverse
 // permutation.
 #include <vector>
 
@@ -12,14 +12,16 @@ namespace {
 OpSchema MakePermuteOp() {
   OpSchema op;
   op.name = "permute";
-  op.view = [](const Shape& shape, const Strides& stride, DType, const std::vector<int64_t>& dims) {
-    return std::optional<ViewGeometry>(InferPermute(shape, stride, dims));
+  op.attrs = {{"dims", AttrType::kInts}};
+  op.view = [](const Shape& shape, const Strides& stride, DType, const Attrs& attrs) {
+    return std::optional<ViewGeometry>(InferPermute(shape, stride, attrs.get_ints("dims")));
   };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
-    const size_t n = ctx.attrs.size();
+    const IntList dims = ctx.attrs.get_ints("dims");
+    const size_t n = dims.size();
     std::vector<int64_t> inverse(n);
     for (size_t i = 0; i < n; ++i) {
-      const int64_t d = ctx.attrs[i] < 0 ? ctx.attrs[i] + static_cast<int64_t>(n) : ctx.attrs[i];
+      const int64_t d = dims[i] < 0 ? dims[i] + static_cast<int64_t>(n) : dims[i];
       inverse[static_cast<size_t>(d)] = static_cast<int64_t>(i);
     }
     return std::vector<Tensor>{g[0].permute(inverse)};

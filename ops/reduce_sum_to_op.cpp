@@ -1,9 +1,9 @@
-// reduce_sum_to(x): attrs {dtype, target...}: x summed over the dims where the target (of x's
-// rank) is 1 and x is not, into a contiguous tensor of the target shape and that dtype (x's own,
-// or float32 to and from float16 / bfloat16, for sums kept in float32 between rounds), with the
-// "reduce_sum_to" kernel's accuracy rules. The building block of the reductions composed of it
-// (repeat_backward); call_op("reduce_sum_to", {x}, {int(dtype), target...}) reaches it too.
-// Gradient (same dtype only): g expanded back to x's shape.
+// reduce_sum_to(x, dtype, target): attributes dtype (dtype) and target (shape): x summed over the
+// dims where the target (of x's rank) is 1 and x is not, into a contiguous tensor of the target
+// shape and that dtype (x's own, or float32 to and from float16 / bfloat16, for sums kept in
+// float32 between rounds), with the "reduce_sum_to" kernel's accuracy rules. The building block of
+// the reductions composed of it (repeat_backward); call_op("reduce_sum_to", {x}, {{"dtype", d},
+// {"target", t}}) reaches it too. Gradient (same dtype only): g expanded back to x's shape.
 #include <string>
 #include <vector>
 
@@ -19,16 +19,12 @@ bool IsHalf(DType d) { return d == DType::kFloat16 || d == DType::kBFloat16; }
 OpSchema MakeReduceSumToOp() {
   OpSchema op;
   op.name = "reduce_sum_to";
-  op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>& attrs) {
+  op.attrs = {{"dtype", AttrType::kDType}, {"target", AttrType::kShape}};
+  op.infer = [](const std::vector<TensorMeta>& in, const Attrs& attrs) {
     const TensorMeta& x = in[0];
     CheckDType("reduce_sum_to", x.dtype);
-    if (attrs.empty() || attrs[0] < 0 || attrs[0] >= kNumDTypes) {
-      throw InvalidArgument(
-          "reduce_sum_to: attrs must be {dtype, target...} with a dtype from 0 to " +
-          std::to_string(kNumDTypes - 1) +
-          (attrs.empty() ? "; got no attrs" : "; got " + std::to_string(attrs[0])));
-    }
-    const DType out = static_cast<DType>(attrs[0]);
+    const DType out = attrs.get_dtype("dtype");
+    CheckDType("reduce_sum_to", out);
     if (x.dtype == DType::kBool)
       throw InvalidArgument("reduce_sum_to: dtype bool is not supported");
     if (out != x.dtype && !(IsHalf(x.dtype) && out == DType::kFloat32) &&
@@ -37,7 +33,7 @@ OpSchema MakeReduceSumToOp() {
                             to_string(out) +
                             " (the dtypes must match, or be float32 and a 16-bit float)");
     }
-    const std::vector<int64_t> target(attrs.begin() + 1, attrs.end());
+    const IntList target = attrs.get_ints("target");
     if (static_cast<int>(target.size()) != x.shape.ndim()) {
       throw InvalidArgument("reduce_sum_to: the target has " + std::to_string(target.size()) +
                             " dims, the input " + x.shape.str() + " has " +
@@ -51,7 +47,7 @@ OpSchema MakeReduceSumToOp() {
                               x.shape.str() + ")");
       }
     }
-    return std::vector<TensorMeta>{{Shape(target), out}};
+    return std::vector<TensorMeta>{{Shape(target.data(), static_cast<int>(target.size())), out}};
   };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     if (ctx.input_info[0].dtype != ctx.output_info[0].dtype) {

@@ -1,9 +1,9 @@
-// repeat_backward(dy, input_shape, repeats): attrs {k, input_shape (k dims), repeats...}. The sum
-// of dy's tiles, composed of public ops: dy's dim j (r tiles of s) is seen as (r, s) by a reshape
-// (a view) and one reduce_sum_to sums every r at once. When that would take more than kMaxDims
-// dims, one dim per round over a contiguous copy, 16-bit floats keeping their partial sums in
-// float32 between rounds (one rounding, as in one round). Global: InferRepeatBackwardSbp (a split
-// on a repeated dim becomes partial_sum where tiles are at most one element thick, else dy is
+// repeat_backward(dy, input_shape, repeats): attributes input_shape (shape), repeats (int list).
+// The sum of dy's tiles, composed of public ops: dy's dim j (r tiles of s) is seen as (r, s) by a
+// reshape (a view) and one reduce_sum_to sums every r at once. When that would take more than
+// kMaxDims dims, one dim per round over a contiguous copy, 16-bit floats keeping their partial sums
+// in float32 between rounds (one rounding, as in one round). Global: InferRepeatBackwardSbp (a
+// split on a repeated dim becomes partial_sum where tiles are at most one element thick, else dy is
 // boxed to broadcast); each rank sums its shard with PhysicalRepeatBackwardRepeats. Gradient: it
 // is linear, the adjoint of repeat: gg repeated.
 #include <string>
@@ -18,47 +18,25 @@
 
 namespace ofl::ops {
 
-std::vector<int64_t> RepeatBackwardAttrs(const Shape& input_shape,
-                                         const std::vector<int64_t>& repeats) {
-  std::vector<int64_t> attrs{input_shape.ndim()};
-  attrs.insert(attrs.end(), input_shape.begin(), input_shape.end());
-  attrs.insert(attrs.end(), repeats.begin(), repeats.end());
-  return attrs;
-}
-
 namespace {
 
 struct Args {
   Shape input_shape;
-  std::vector<int64_t> repeats;
+  IntList repeats;
 };
 
-Args Decode(const std::vector<int64_t>& attrs) {
-  if (attrs.empty() || attrs[0] < 0 || attrs[0] >= static_cast<int64_t>(attrs.size())) {
-    throw InvalidArgument(
-        "repeat_backward: attrs must be {k, input_shape (k dims), repeats...}; got " +
-        std::to_string(attrs.size()) + " attrs" +
-        (attrs.empty() ? "" : ", k " + std::to_string(attrs[0])));
-  }
-  const auto k = static_cast<size_t>(attrs[0]);
-  std::vector<int64_t> shape(attrs.begin() + 1, attrs.begin() + 1 + static_cast<ptrdiff_t>(k));
-  if (k > static_cast<size_t>(kMaxDims)) {
-    CheckShape("repeat_backward", "input_shape", shape, 1);  // throws: too many dims
-  }
-  return Args{Shape(shape),
-              std::vector<int64_t>(attrs.begin() + 1 + static_cast<ptrdiff_t>(k), attrs.end())};
+Args Decode(const Attrs& attrs) {
+  return Args{attrs.get_shape("input_shape"), attrs.get_ints("repeats")};
 }
 
 Tensor ReduceTo(const Tensor& x, const std::vector<int64_t>& target, DType dtype) {
-  std::vector<int64_t> attrs{static_cast<int64_t>(dtype)};
-  attrs.insert(attrs.end(), target.begin(), target.end());
-  return call_op("reduce_sum_to", {x}, attrs)[0];
+  return call_op("reduce_sum_to", {x}, {{"dtype", dtype}, {"target", target}})[0];
 }
 
-std::vector<Tensor> Compose(const std::vector<Tensor>& in, const std::vector<int64_t>& attrs) {
+std::vector<Tensor> Compose(const std::vector<Tensor>& in, const Attrs& attrs) {
   const Tensor& dy = in[0];
   const Args a = Decode(attrs);
-  const auto& repeats = a.repeats;
+  const IntList repeats = a.repeats;
   const int64_t n = static_cast<int64_t>(repeats.size());
   const int64_t k = a.input_shape.ndim();
   std::vector<int64_t> in_padded(static_cast<size_t>(n), 1);
@@ -110,10 +88,12 @@ std::vector<Tensor> Compose(const std::vector<Tensor>& in, const std::vector<int
 OpSchema MakeRepeatBackwardOp() {
   OpSchema op;
   op.name = "repeat_backward";
-  op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>& attrs) {
+  op.attrs = {{"input_shape", AttrType::kShape}, {"repeats", AttrType::kInts}};
+  op.infer = [](const std::vector<TensorMeta>& in, const Attrs& attrs) {
     const TensorMeta& dy = in[0];
     CheckGradientDType("repeat_backward", dy.dtype);
     Args a = Decode(attrs);
+    CheckShape("repeat_backward", "input_shape", a.input_shape, element_size(dy.dtype));
     CheckRepeatBackward(dy.shape, a.input_shape, a.repeats);
     return std::vector<TensorMeta>{{std::move(a.input_shape), dy.dtype}};
   };
@@ -125,11 +105,11 @@ OpSchema MakeRepeatBackwardOp() {
   op.local_attrs = [](const GlobalCall& c, const Sbp&, const Shape& physical_in,
                       const Shape& physical_out) {
     const Args a = Decode(c.attrs);
-    return RepeatBackwardAttrs(physical_out, PhysicalRepeatBackwardRepeats(c.in_sbp, a.input_shape,
-                                                                           a.repeats, physical_in));
+    return Attrs(*c.attrs.schema(), physical_out,
+                 PhysicalRepeatBackwardRepeats(c.in_sbp, a.input_shape, a.repeats, physical_in));
   };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
-    return std::vector<Tensor>{g[0].repeat(Decode(ctx.attrs).repeats)};
+    return std::vector<Tensor>{g[0].repeat(Decode(ctx.attrs).repeats.vec())};
   };
   return op;
 }

@@ -1,4 +1,4 @@
-// repeat(x, repeats): attrs are the repeats (ops/array_ops.h InferRepeat); one OpCall of the
+// repeat(x, repeats): attribute repeats (int list) (ops/array_ops.h InferRepeat); one OpCall of the
 // "repeat" kernel. Global: broadcast and partial_sum pass (repeat is linear), a split passes on a
 // dim whose repeat is 1, else x is boxed to broadcast first (InferRepeatSbp); every rank repeats
 // its shard by the same repeats. Gradient: the sum of g's tiles (repeat_backward).
@@ -14,12 +14,17 @@ namespace {
 OpSchema MakeRepeatOp() {
   OpSchema op;
   op.name = "repeat";
-  op.infer1 = [](const TensorMeta& x, const std::vector<int64_t>& repeats) {
-    return TensorMeta{InferRepeat(x.shape, repeats, element_size(x.dtype)), x.dtype};
+  op.attrs = {{"repeats", AttrType::kInts}};
+  op.infer1 = [](const TensorMeta& x, const Attrs& attrs) {
+    return TensorMeta{InferRepeat(x.shape, attrs.get_ints("repeats"), element_size(x.dtype)),
+                      x.dtype};
   };
-  op.sbp = [](const GlobalCall& c) { return InferRepeatSbp(c.logical_in, c.in_sbp, c.attrs); };
+  op.sbp = [](const GlobalCall& c) {
+    return InferRepeatSbp(c.logical_in, c.in_sbp, c.attrs.get_ints("repeats"));
+  };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
-    return std::vector<Tensor>{repeat_backward(g[0], ctx.input_info[0].shape, ctx.attrs)};
+    return std::vector<Tensor>{
+        repeat_backward(g[0], ctx.input_info[0].shape, ctx.attrs.get_ints("repeats").vec())};
   };
   return op;
 }

@@ -13,7 +13,7 @@ namespace {
 [[noreturn]] void Fail(const std::string& msg) { throw InvalidArgument(msg); }
 
 std::string Str(const Shape& s) { return s.str(); }
-std::string Str(const std::vector<int64_t>& v) { return ToString(v); }
+std::string Str(IntList v) { return ToString(v.data(), v.size()); }
 std::string Str(int64_t v) { return std::to_string(v); }
 
 // Throws unless `sbp` is not a split or splits an axis below the rank of `shape`.
@@ -117,8 +117,7 @@ std::vector<int64_t> PhysicalExpandSizes(const Shape& logical_in, const Sbp& in,
   return sizes;
 }
 
-std::optional<Sbp> InferRepeatSbp(const Shape& logical_in, const Sbp& in,
-                                  const std::vector<int64_t>& repeats) {
+std::optional<Sbp> InferRepeatSbp(const Shape& logical_in, const Sbp& in, IntList repeats) {
   InferRepeat(logical_in, repeats, 1);  // throws the repeat errors
   CheckSplitAxis("repeat", "the input", in, logical_in);
   if (!in.is_split()) return in;
@@ -158,8 +157,7 @@ Sbp InferExpandBackwardSbp(const Sbp& dy, const Shape& logical_dy, const Shape& 
   return Sbp::split(i);
 }
 
-std::optional<Sbp> InferRepeatBackwardSbp(const Sbp& dy, const Shape& logical_in,
-                                          const std::vector<int64_t>& repeats) {
+std::optional<Sbp> InferRepeatBackwardSbp(const Sbp& dy, const Shape& logical_in, IntList repeats) {
   const Shape logical_dy = InferRepeat(logical_in, repeats, 1);  // throws the repeat errors
   CheckSplitAxis("repeat_backward", "dy", dy, logical_dy);
   if (!dy.is_split()) return dy;
@@ -172,8 +170,7 @@ std::optional<Sbp> InferRepeatBackwardSbp(const Sbp& dy, const Shape& logical_in
 }
 
 std::vector<int64_t> PhysicalRepeatBackwardRepeats(const Sbp& dy, const Shape& logical_in,
-                                                   const std::vector<int64_t>& repeats,
-                                                   const Shape& physical_dy) {
+                                                   IntList repeats, const Shape& physical_dy) {
   const std::optional<Sbp> dx = InferRepeatBackwardSbp(dy, logical_in, repeats);
   if (!dx) {
     Fail("repeat_backward: dy sbp " + dy.str() + " splits a repeated dim (repeats " + Str(repeats) +
@@ -184,7 +181,7 @@ std::vector<int64_t> PhysicalRepeatBackwardRepeats(const Sbp& dy, const Shape& l
     Fail("repeat_backward: physical_dy " + Str(physical_dy) + " has " + Str(physical_dy.ndim()) +
          " dims, repeats " + Str(repeats) + " has " + Str(repeats.size()));
   }
-  std::vector<int64_t> out = repeats;
+  std::vector<int64_t> out = repeats.vec();
   if (dy.is_split() && dx->is_partial_sum()) out[dy.axis()] = physical_dy[dy.axis()];
   return out;
 }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "oneflow_lite/attrs.h"
 #include "oneflow_lite/placement.h"
 #include "oneflow_lite/shape.h"
 
@@ -46,8 +47,7 @@ std::vector<int64_t> PhysicalExpandSizes(const Shape& logical_in, const Sbp& in,
 // linear). A split on a dim whose repeat is not 1 (0 included) gives nullopt: the tiles of a
 // split dim interleave the shards. Each rank passes the logical repeats to its local repeat
 // unchanged (a passing split dim has repeat 1), so there is no PhysicalRepeats.
-std::optional<Sbp> InferRepeatSbp(const Shape& logical_in, const Sbp& in,
-                                  const std::vector<int64_t>& repeats);
+std::optional<Sbp> InferRepeatSbp(const Shape& logical_in, const Sbp& in, IntList repeats);
 
 // reshape (logical_out has logical_in's element count): broadcast and partial_sum pass through. A
 // split on input dim a passes as split(b) for the first output dim b with the same size and the
@@ -71,8 +71,7 @@ Sbp InferExpandBackwardSbp(const Sbp& dy, const Shape& logical_dy, const Shape& 
 // tiles whatever the rank count, which holds exactly when a tile is at most one element thick on
 // that dim (a new leading dim, or an input size of 1 or 0): then partial_sum. Otherwise nullopt
 // (a shard boundary may cut a tile: 2 tiles of 3 over 4 ranks are 2,2,1,1).
-std::optional<Sbp> InferRepeatBackwardSbp(const Sbp& dy, const Shape& logical_in,
-                                          const std::vector<int64_t>& repeats);
+std::optional<Sbp> InferRepeatBackwardSbp(const Sbp& dy, const Shape& logical_in, IntList repeats);
 
 // The repeats each rank passes to a local repeat backward of its physical dy shard, for an SBP
 // InferRepeatBackwardSbp accepts: the logical repeats, except that a split dy dim turned into
@@ -80,7 +79,6 @@ std::optional<Sbp> InferRepeatBackwardSbp(const Sbp& dy, const Shape& logical_in
 // own tile count.
 // The local input shape is PhysicalShape(logical_in, InferRepeatBackwardSbp(...), ...).
 std::vector<int64_t> PhysicalRepeatBackwardRepeats(const Sbp& dy, const Shape& logical_in,
-                                                   const std::vector<int64_t>& repeats,
-                                                   const Shape& physical_dy);
+                                                   IntList repeats, const Shape& physical_dy);
 
 }  // namespace ofl::ops

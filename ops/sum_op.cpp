@@ -1,7 +1,7 @@
-// sum(x, dims, keepdim): attrs = {keepdim, dims...}; the dims wrap when negative, a duplicate is an
-// error, and no dims (attrs = {keepdim}) sums every element. Computed by the "reduce_sum_to"
-// kernel into the keepdim shape (the output viewed so), with its accuracy rules. Gradient: g seen
-// with the summed dims as 1s and expanded back to x's shape (a view, no copy).
+// sum(x, dims, keepdim): attributes dims (int list) and keepdim (bool); the dims wrap when
+// negative, a duplicate is an error, and no dims sums every element. Computed by the
+// "reduce_sum_to" kernel into the keepdim shape (the output viewed so), with its accuracy rules.
+// Gradient: g seen with the summed dims as 1s and expanded back to x's shape (a view, no copy).
 #include <string>
 #include <vector>
 
@@ -12,17 +12,11 @@
 namespace ofl::ops {
 namespace {
 
-// Which dims of an ndim-dim input the attrs sum.
-std::vector<bool> SummedDims(int ndim, const std::vector<int64_t>& attrs) {
-  if (attrs.empty() || (attrs[0] != 0 && attrs[0] != 1)) {
-    throw InvalidArgument("sum: attrs must start with keepdim (0 or 1), then the dims; got " +
-                          std::to_string(attrs.size()) + " attrs" +
-                          (attrs.empty() ? "" : ", keepdim " + std::to_string(attrs[0])));
-  }
-  std::vector<bool> summed(static_cast<size_t>(ndim), attrs.size() == 1);
-  if (attrs.size() == 1) return summed;
-  for (size_t i = 1; i < attrs.size(); ++i) {
-    int64_t d = attrs[i];
+// Which dims of an ndim-dim input the call sums.
+std::vector<bool> SummedDims(int ndim, const Attrs& attrs) {
+  const IntList dims = attrs.get_ints("dims");
+  std::vector<bool> summed(static_cast<size_t>(ndim), dims.empty());
+  for (int64_t d : dims) {
     const int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;
     if (d < lo || d > hi) {
       throw InvalidArgument("sum: dim " + std::to_string(d) + " is out of range for a " +
@@ -51,20 +45,21 @@ OpSchema MakeSumOp() {
   OpSchema op;
   op.name = "sum";
   op.kernel = "reduce_sum_to";
-  op.infer1 = [](const TensorMeta& x, const std::vector<int64_t>& attrs) {
+  op.attrs = {{"dims", AttrType::kInts}, {"keepdim", AttrType::kBool}};
+  op.infer1 = [](const TensorMeta& x, const Attrs& attrs) {
     CheckDType("sum", x.dtype);
     if (x.dtype == DType::kBool) {
       throw InvalidArgument("sum: dtype bool is not supported");
     }
     const std::vector<bool> summed = SummedDims(x.shape.ndim(), attrs);
-    if (attrs[0] == 1) return TensorMeta{KeepdimShape(x.shape, summed), x.dtype};
+    if (attrs.get_bool("keepdim")) return TensorMeta{KeepdimShape(x.shape, summed), x.dtype};
     std::vector<int64_t> out;
     for (int i = 0; i < x.shape.ndim(); ++i) {
       if (!summed[i]) out.push_back(x.shape[i]);
     }
     return TensorMeta{Shape(out), x.dtype};
   };
-  op.kernel_output_shape = [](const TensorMeta& x, const std::vector<int64_t>& attrs) {
+  op.kernel_output_shape = [](const TensorMeta& x, const Attrs& attrs) {
     return KeepdimShape(x.shape, SummedDims(x.shape.ndim(), attrs));
   };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {

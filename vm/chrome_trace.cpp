@@ -113,6 +113,7 @@ std::string ToChromeTraceJson(const std::vector<TraceRecord>& records,
                  {"complete", us(r.complete_ns)},
                  {"allocs", std::move(allocs)},
                  {"frees", r.folded_releases}};
+    if (!r.attrs.empty()) args["attrs"] = r.attrs;
     if (!r.error.empty()) args["error"] = r.error;
     events.push_back({{"ph", "X"},
                       {"name", r.op},

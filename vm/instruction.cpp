@@ -56,9 +56,8 @@ void InstructionPolicy::Prepare(Instruction* instr) {
 }
 
 OpCallPolicy::OpCallPolicy(std::string op_name, kernels::KernelFn kernel, Operands inputs,
-                           Operands outputs, const std::vector<int64_t>& attrs)
-    : op_name_(std::move(op_name)), kernel_(kernel), n_inputs_(inputs.size) {
-  if (!attrs.empty()) attrs_.assign(attrs.begin(), attrs.end());
+                           Operands outputs, const Attrs& attrs)
+    : op_name_(std::move(op_name)), kernel_(kernel), n_inputs_(inputs.size), attrs_(attrs) {
   operands_.reserve(inputs.size + outputs.size);
   reads_.reserve(inputs.size);
   writes_.reserve(outputs.size);
@@ -106,7 +105,7 @@ void OpCallPolicy::Compute(Instruction* instr) {
       char* base = writes_[i]->data();
       a.data = base ? base + op.byte_offset : nullptr;
     }
-    ctx.attrs.assign(attrs_.begin(), attrs_.end());
+    kernels::SetAttrs(&ctx, attrs_);
     ctx.stream = instr->stream()->native();
     ctx.device_index = instr->stream()->device().index();
     kernel_(ctx);

@@ -74,6 +74,8 @@ class InstructionPolicy : public SmallObjectNew {
   // What a hang report adds about it while it runs ("" for nothing): a collective tells what the
   // collective watchdog found out about the ranks it waits for.
   virtual std::string RunningDetail() const { return {}; }
+  // The op call's attributes by name ("dim=1, start=0, length=2"), for traces; empty for none.
+  virtual std::string AttrsStr() const { return {}; }
 
  protected:
   SmallObjectVector<BlobPtr> reads_;
@@ -88,9 +90,10 @@ class OpCallPolicy final : public InstructionPolicy {
     size_t size = 0;
   };
   OpCallPolicy(std::string op_name, kernels::KernelFn kernel, Operands inputs, Operands outputs,
-               const std::vector<int64_t>& attrs);
+               const Attrs& attrs);
   const char* policy_name() const override { return "OpCall"; }
   const std::string& op_name() const override { return op_name_; }
+  std::string AttrsStr() const override { return attrs_.str(); }
   void Compute(Instruction* instr) override;
   int64_t InlineBytes() const override { return bytes_; }
 
@@ -108,7 +111,7 @@ class OpCallPolicy final : public InstructionPolicy {
   // allocator (a KernelContext's std::vectors would cost more allocations on the issuing thread).
   SmallObjectVector<Operand> operands_;
   size_t n_inputs_ = 0;
-  SmallObjectVector<int64_t> attrs_;
+  Attrs attrs_;
 };
 
 // Runs a callback on the stream's worker with the view's bytes; const = read, mut = write.

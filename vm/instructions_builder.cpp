@@ -11,15 +11,15 @@ InstrRef InstructionsBuilder::Add(Stream* stream, std::unique_ptr<InstructionPol
 
 InstrRef InstructionsBuilder::OpCall(std::string op_name, kernels::KernelFn kernel,
                                      std::vector<BlobArg> inputs, std::vector<BlobArg> outputs,
-                                     const std::vector<int64_t>& attrs, Stream* stream) {
+                                     const Attrs& attrs, Stream* stream) {
   return OpCall(std::move(op_name), kernel, OpCallPolicy::Operands{inputs.data(), inputs.size()},
                 OpCallPolicy::Operands{outputs.data(), outputs.size()}, attrs, stream);
 }
 
 InstrRef InstructionsBuilder::OpCall(std::string op_name, kernels::KernelFn kernel,
                                      std::initializer_list<BlobArg> inputs,
-                                     std::initializer_list<BlobArg> outputs,
-                                     const std::vector<int64_t>& attrs, Stream* stream) {
+                                     std::initializer_list<BlobArg> outputs, const Attrs& attrs,
+                                     Stream* stream) {
   return OpCall(std::move(op_name), kernel, OpCallPolicy::Operands{inputs.begin(), inputs.size()},
                 OpCallPolicy::Operands{outputs.begin(), outputs.size()}, attrs, stream);
 }
@@ -39,7 +39,7 @@ ComposedOpName::~ComposedOpName() { t_composed_op_name = prev_; }
 
 InstrRef InstructionsBuilder::OpCall(std::string op_name, kernels::KernelFn kernel,
                                      OpCallPolicy::Operands inputs, OpCallPolicy::Operands outputs,
-                                     const std::vector<int64_t>& attrs, Stream* stream) {
+                                     const Attrs& attrs, Stream* stream) {
   if (t_composed_op_name != nullptr) op_name = t_composed_op_name;
   if (t_op_name_scope != nullptr) op_name = std::string(t_op_name_scope) + "." + op_name;
   if (stream == nullptr) {

@@ -19,12 +19,11 @@ class InstructionsBuilder {
   // The first op call of a batch may run at once, with no instruction
   // (VirtualMachine::TryRunOpDirect): then the reference returned is null.
   InstrRef OpCall(std::string op_name, kernels::KernelFn kernel, std::vector<BlobArg> inputs,
-                  std::vector<BlobArg> outputs, const std::vector<int64_t>& attrs = {},
-                  Stream* stream = nullptr);
+                  std::vector<BlobArg> outputs, const Attrs& attrs = {}, Stream* stream = nullptr);
   // The same, for operands written in place (`{x.arg()}`): no vector is made for them.
   InstrRef OpCall(std::string op_name, kernels::KernelFn kernel,
                   std::initializer_list<BlobArg> inputs, std::initializer_list<BlobArg> outputs,
-                  const std::vector<int64_t>& attrs = {}, Stream* stream = nullptr);
+                  const Attrs& attrs = {}, Stream* stream = nullptr);
   // caller_memory, bounded_copy: see AccessBlobByCallbackPolicy.
   InstrRef AccessBlobByCallback(std::string op_name, BlobArg arg,
                                 AccessBlobByCallbackPolicy::Callback cb, AccessModifier modifier,
@@ -45,8 +44,7 @@ class InstructionsBuilder {
  private:
   InstrRef Add(Stream* stream, std::unique_ptr<InstructionPolicy> policy);
   InstrRef OpCall(std::string op_name, kernels::KernelFn kernel, OpCallPolicy::Operands inputs,
-                  OpCallPolicy::Operands outputs, const std::vector<int64_t>& attrs,
-                  Stream* stream);
+                  OpCallPolicy::Operands outputs, const Attrs& attrs, Stream* stream);
   SmallObjectVector<InstrRef> instructions_;
 };
 

@@ -16,6 +16,7 @@ struct TraceRecord {
   uint64_t id = 0;
   std::string policy;
   std::string op;
+  std::string attrs;  // the op call's attributes by name ("dim=1, start=0, length=2")
   std::string stream;
   int issue_thread = 0;          // small index of the OS thread that issued it (0, 1, ...)
   std::vector<uint64_t> reads;   // blob ids

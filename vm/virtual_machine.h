@@ -85,7 +85,7 @@ class VirtualMachine {
   // keep it); a kernel that throws here also returns false, so that the instruction reports it.
   bool TryRunOpDirect(const std::string& op_name, kernels::KernelFn kernel,
                       OpCallPolicy::Operands inputs, OpCallPolicy::Operands outputs,
-                      const std::vector<int64_t>& attrs, Stream* stream);
+                      const Attrs& attrs, Stream* stream);
 
   // Reads a blob's view on the calling thread with no instruction, when that is indistinguishable
   // from an AccessBlobByCallback read (vm/THREADING.md, "Direct reads"): a synchronous

@@ -37,7 +37,7 @@ struct DirectContext {
 
 bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelFn kernel,
                                     OpCallPolicy::Operands inputs, OpCallPolicy::Operands outputs,
-                                    const std::vector<int64_t>& attrs, Stream* stream) {
+                                    const Attrs& attrs, Stream* stream) {
   if (stream->async() || !kernels::IsBuiltinKernel(kernel) || direct_context_gone) return false;
   if (tracer_.tracing() || closing_.load(std::memory_order_relaxed) ||
       RunningInstruction() != nullptr || LogDebugEnabled()) {
@@ -95,7 +95,7 @@ bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelF
   if (ctx.outputs.size() != outputs.size) ctx.outputs.resize(outputs.size);
   for (size_t i = 0; i < inputs.size; ++i) inputs.data[i].ResolveInto(&ctx.inputs[i]);
   for (size_t i = 0; i < outputs.size; ++i) outputs.data[i].ResolveInto(&ctx.outputs[i]);
-  ctx.attrs.assign(attrs.begin(), attrs.end());
+  kernels::SetAttrs(&ctx, attrs);
   ctx.stream = stream->native();
   ctx.device_index = stream->device().index();
   try {

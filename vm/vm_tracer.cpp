@@ -26,6 +26,7 @@ void VmTracer::RecordTrace(Instruction* instr) {
   rec.id = instr->id();
   rec.policy = instr->policy()->policy_name();
   rec.op = instr->policy()->op_name();
+  rec.attrs = instr->policy()->AttrsStr();
   rec.stream = instr->stream()->name();
   rec.issue_thread = instr->issue_thread;
   for (const BlobPtr& b : instr->policy()->reads()) rec.reads.push_back(b->id());

@@ -16,7 +16,7 @@ void FillKernel(const KernelContext& ctx) {
   const TensorArg& out = ctx.outputs[0];
   if (out.shape.numel() == 0) return;
   alignas(8) unsigned char value[8] = {};
-  FillValueToElement(FillValueFromAttrs(ctx.attrs), out.dtype, value);
+  FillValueToElement(FillValueOf(ctx.attributes.get_scalar("value")), out.dtype, value);
   const int64_t zeros[kMaxDims] = {};
   StridedCopy(out.data, out.stride.data(), value, zeros, out.shape.data(), out.shape.ndim(),
               element_size(out.dtype));

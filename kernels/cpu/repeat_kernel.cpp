@@ -266,6 +266,7 @@ void RepeatKernel(const KernelContext& ctx) {
   const TensorArg& out = ctx.outputs[0];
   const int n = out.shape.ndim();
   const int k = in.shape.ndim();
+  const IntList repeats = ctx.attributes.get_ints("repeats");
   const int64_t es = static_cast<int64_t>(element_size(out.dtype));
 
   // Simplified dims: in size s, repeats r, input stride st. Dims with s == r == 1 vanish; a dim
@@ -278,7 +279,7 @@ void RepeatKernel(const KernelContext& ctx) {
   for (int i = 0; i < n; ++i) {
     const int j = i - (n - k);
     const int64_t si = j < 0 ? 1 : in.shape[j];
-    const int64_t ri = ctx.attrs[i];
+    const int64_t ri = repeats[i];
     if (si == 1 && ri == 1) continue;
     const int64_t sti = si == 1 ? 0 : in.stride[j];
     if (dims > 0) {

@@ -218,7 +218,7 @@ void RepeatKernel(const KernelContext& ctx) {
   const TensorArg& out = ctx.outputs[0];
   LoopDims<2> d;
   if (!RepeatLoopDims(&d, in.shape.ndim(), in.shape.data(), in.stride.data(), out.shape.ndim(),
-                      ctx.attrs.data())) {
+                      ctx.attributes.get_ints("repeats").data())) {
     throw InvalidArgument(Where("repeat", ctx.device_index) +
                           ": more than 12 dims both repeated and tiled at once are not supported "
                           "on CUDA; repeat in two steps");

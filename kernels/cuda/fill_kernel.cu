@@ -98,7 +98,7 @@ void FillKernel(const KernelContext& ctx) {
   if (out.shape.numel() == 0) return;
   const size_t es = element_size(out.dtype);
   unsigned char element[8] = {};
-  FillValueToElement(FillValueFromAttrs(ctx.attrs), out.dtype, element);
+  FillValueToElement(FillValueOf(ctx.attributes.get_scalar("value")), out.dtype, element);
   LoopDims<1> d;
   const int64_t* const strides[1] = {out.stride.data()};
   InitLoopDims<1>(&d, out.shape.ndim(), out.shape.data(), strides);

@@ -44,7 +44,7 @@ struct Node {
   uint64_t sequence_nr = 0;  // creation order: later nodes run first
   std::vector<Edge> next;    // one per input (invalid: the input needs no gradient)
   std::vector<ops::ArgInfo> input_info, output_info;
-  std::vector<int64_t> attrs;
+  Attrs attrs;
   std::vector<Tensor> saved_inputs, saved_outputs;  // detached; undefined where not saved
   std::vector<uint32_t> input_versions, output_versions;
   std::vector<std::weak_ptr<TensorImpl>> retained;  // per output: one that called retain_grad()
@@ -63,10 +63,9 @@ inline bool ShouldRecord(const Tensor& x);
 // Records the call's node and makes the outputs non-leaves that require grad; the caller (the
 // autograd stage of an op call) found ShouldRecord true.
 void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-            const std::vector<Tensor>& outputs, const std::vector<int64_t>& attrs);
+            const std::vector<Tensor>& outputs, const Attrs& attrs);
 // The single-input, single-output form.
-void Record(const ops::OpSchema& op, const Tensor& input, const Tensor& output,
-            const std::vector<int64_t>& attrs);
+void Record(const ops::OpSchema& op, const Tensor& input, const Tensor& output, const Attrs& attrs);
 // Which inputs a node of `op` on these inputs saves (bit i: input i): the op's save_inputs, or
 // its save_inputs_for of the inputs that require grad.
 uint64_t SavedInputs(const ops::OpSchema& op, const std::vector<Tensor>& inputs);
@@ -78,7 +77,7 @@ uint64_t SavedInputs(const ops::OpSchema& op, const std::vector<Tensor>& inputs)
 // AttachInplace, after: the node becomes inputs[0]'s history. The caller applied the in-place
 // rules.
 std::shared_ptr<Node> InplaceNode(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                                  const Tensor& before, const std::vector<int64_t>& attrs);
+                                  const Tensor& before, const Attrs& attrs);
 void AttachInplace(const std::shared_ptr<Node>& node, const Tensor& target);
 
 // A view of t's storage with no autograd state (Tensor::detach, saved tensors).

@@ -46,7 +46,7 @@ namespace {
 // A node of `op` over `inputs`: what it saves of them and where their gradients go. `before`,
 // when defined, is saved in place of input 0 (an in-place write's old value).
 std::shared_ptr<Node> NewNode(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                              const std::vector<int64_t>& attrs, const Tensor& before) {
+                              const Attrs& attrs, const Tensor& before) {
   auto node = std::make_shared<Node>();
   node->op = &op;
   node->sequence_nr = next_sequence_nr.fetch_add(1, std::memory_order_relaxed);
@@ -115,7 +115,7 @@ uint64_t SavedInputs(const ops::OpSchema& op, const std::vector<Tensor>& inputs)
 }
 
 void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-            const std::vector<Tensor>& outputs, const std::vector<int64_t>& attrs) {
+            const std::vector<Tensor>& outputs, const Attrs& attrs) {
   // An op that returned its input itself (contiguous() of a contiguous tensor, to() its own
   // device) made nothing to record.
   for (const Tensor& y : outputs) {
@@ -127,7 +127,7 @@ void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
 }
 
 std::shared_ptr<Node> InplaceNode(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                                  const Tensor& before, const std::vector<int64_t>& attrs) {
+                                  const Tensor& before, const Attrs& attrs) {
   return NewNode(op, inputs, attrs, before);
 }
 
@@ -136,7 +136,7 @@ void AttachInplace(const std::shared_ptr<Node>& node, const Tensor& target) {
 }
 
 void Record(const ops::OpSchema& op, const Tensor& input, const Tensor& output,
-            const std::vector<int64_t>& attrs) {
+            const Attrs& attrs) {
   Record(op, std::vector<Tensor>{input}, std::vector<Tensor>{output}, attrs);
 }
 

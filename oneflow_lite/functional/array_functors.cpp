@@ -14,7 +14,7 @@ using functional::Call;
 // Each function looks its op up once (function-local statics: the op files register at load).
 Tensor expand(const Tensor& x, const std::vector<int64_t>& sizes) {
   static const ops::OpSchema& op = ops::BuiltinOp("expand");
-  return Call(op, x, sizes);
+  return Call(op, x, Attrs(op.attrs, sizes));
 }
 
 Tensor contiguous(const Tensor& x) {
@@ -24,12 +24,12 @@ Tensor contiguous(const Tensor& x) {
 
 Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats) {
   static const ops::OpSchema& op = ops::BuiltinOp("repeat");
-  return Call(op, x, repeats);
+  return Call(op, x, Attrs(op.attrs, repeats));
 }
 
 Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape) {
   static const ops::OpSchema& op = ops::BuiltinOp("reshape");
-  return Call(op, x, shape);
+  return Call(op, x, Attrs(op.attrs, shape));
 }
 
 Tensor view(const Tensor& x, const std::vector<int64_t>& shape) {
@@ -44,7 +44,7 @@ Tensor view(const Tensor& x, const std::vector<int64_t>& shape) {
                             " (no view of the same storage has it); use reshape, which copies");
     }
   }
-  return Call(op, x, shape);
+  return Call(op, x, Attrs(op.attrs, shape));
 }
 
 Tensor clone(const Tensor& x) {
@@ -54,23 +54,23 @@ Tensor clone(const Tensor& x) {
 
 Tensor permute(const Tensor& x, const std::vector<int64_t>& dims) {
   static const ops::OpSchema& op = ops::BuiltinOp("permute");
-  return Call(op, x, dims);
+  return Call(op, x, Attrs(op.attrs, dims));
 }
 
 Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length) {
   static const ops::OpSchema& op = ops::BuiltinOp("narrow");
-  return Call(op, x, {dim, start, length});
+  return Call(op, x, Attrs(op.attrs, dim, start, length));
 }
 
 Tensor expand_backward(const Tensor& dy, const Shape& input_shape) {
   static const ops::OpSchema& op = ops::BuiltinOp("expand_backward");
-  return Call(op, dy, input_shape.vec());
+  return Call(op, dy, Attrs(op.attrs, input_shape));
 }
 
 Tensor repeat_backward(const Tensor& dy, const Shape& input_shape,
                        const std::vector<int64_t>& repeats) {
   static const ops::OpSchema& op = ops::BuiltinOp("repeat_backward");
-  return Call(op, dy, ops::RepeatBackwardAttrs(input_shape, repeats));
+  return Call(op, dy, Attrs(op.attrs, input_shape, repeats));
 }
 
 }  // namespace ofl

@@ -35,8 +35,7 @@ void RefuseInplace(const ops::OpSchema& op, const Tensor& target) {
   }
 }
 
-Tensor Inplace(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-               const std::vector<int64_t>& attrs) {
+Tensor Inplace(const ops::OpSchema& op, const std::vector<Tensor>& inputs, const Attrs& attrs) {
   const Tensor& target = inputs[0];
   RefuseInplace(op, target);
   if (!autograd::ShouldRecord(inputs)) {
@@ -63,7 +62,7 @@ Tensor Inplace(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
 }  // namespace
 
 std::vector<Tensor> Autograd(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                             const std::vector<int64_t>& attrs) {
+                             const Attrs& attrs) {
   if (op.inplace) return {Inplace(op, inputs, attrs)};
   if (!autograd::ShouldRecord(inputs)) return Local(op, inputs, attrs);
   std::vector<Tensor> outputs;
@@ -75,7 +74,7 @@ std::vector<Tensor> Autograd(const ops::OpSchema& op, const std::vector<Tensor>&
   return outputs;
 }
 
-Tensor Autograd(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs) {
+Tensor Autograd(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
   if (op.inplace) return Inplace(op, {x}, attrs);
   if (!autograd::ShouldRecord(x)) return Local(op, x, attrs);
   Tensor out;

@@ -9,11 +9,10 @@
 
 namespace ofl::functional::stage {
 
-Tensor LocalDeviceCopy(const ops::OpSchema& op, const Tensor& x,
-                       const std::vector<int64_t>& attrs) {
+Tensor LocalDeviceCopy(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
   const TensorImpl& impl = ImplOf(op.name.c_str(), x);
   (void)op.infer1(TensorMeta{impl.shape(), impl.dtype()}, attrs);
-  const Device device(static_cast<DeviceType>(attrs[0]), static_cast<int>(attrs[1]));
+  const Device device(attrs.get_string("device").c_str());
   if (impl.device() == device) return x;
   auto& vm = vm::VirtualMachine::Get();
   vm.devices().GetStream(
@@ -25,8 +24,7 @@ Tensor LocalDeviceCopy(const ops::OpSchema& op, const Tensor& x,
   if (!from_host && !into_host && impl.device().type() != device.type()) {
     // Two backends cannot copy between each other: go through the host.
     const Device cpu("cpu");
-    return LocalDeviceCopy(op, LocalDeviceCopy(op, x, {static_cast<int64_t>(cpu.type()), 0}),
-                           attrs);
+    return LocalDeviceCopy(op, LocalDeviceCopy(op, x, Attrs(op.attrs, cpu.str())), attrs);
   }
   static const ops::OpSchema& contiguous = ops::BuiltinOp("contiguous");
   const Tensor src = Local(contiguous, x, {});

@@ -15,8 +15,7 @@
 namespace ofl::functional::stage {
 
 namespace {
-Shape LogicalOutput(const ops::OpSchema& op, const Shape& in, DType dtype,
-                    const std::vector<int64_t>& attrs) {
+Shape LogicalOutput(const ops::OpSchema& op, const Shape& in, DType dtype, const Attrs& attrs) {
   if (op.view) {
     std::optional<ops::ViewGeometry> v = op.view(in, RowMajorStrides(in), dtype, attrs);
     if (!v) throw Error(op.name + ": internal: no view of a contiguous tensor");
@@ -30,7 +29,7 @@ Shape LogicalOutput(const ops::OpSchema& op, const Shape& in, DType dtype,
 }
 }  // namespace
 
-Tensor Global(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs) {
+Tensor Global(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
   const char* name = op.name.c_str();
   // An op without an SBP signature refuses global tensors (the message says what to do).
   if (!op.sbp) (void)ImplOf(name, x);
@@ -47,13 +46,13 @@ Tensor Global(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_
   const Tensor shard = ShardOf(src);
   const Shape local_out = ops::PhysicalShape(out, out_sbp, g.placement.size(), me);
   const ops::GlobalCall call{in, in_sbp, out, attrs};
-  const std::vector<int64_t> local_attrs =
+  const Attrs local_attrs =
       op.local_attrs ? op.local_attrs(call, out_sbp, shard.shape(), local_out) : attrs;
   return GlobalOverShard(Autograd(op, shard, local_attrs), g.placement, out_sbp, out);
 }
 
 std::vector<Tensor> Global(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                           const std::vector<int64_t>& attrs) {
+                           const Attrs& attrs) {
   if (op.sbp && inputs.size() == 1) return {Global(op, inputs[0], attrs)};
   // SBP signatures exist for single-input ops only: name the first global input.
   for (const Tensor& x : inputs) (void)ImplOf(op.name.c_str(), x);

@@ -42,7 +42,7 @@ Tensor CopyOf(const ops::OpSchema& op, const TensorImpl& x, const Shape& shape,
   return out;
 }
 
-Tensor LocalView(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs) {
+Tensor LocalView(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
   const TensorImpl& impl = ImplOf(op.name.c_str(), x);
   std::optional<ops::ViewGeometry> g = op.view(impl.shape(), impl.stride(), impl.dtype(), attrs);
   if (!g) {
@@ -65,7 +65,7 @@ Tensor LocalView(const ops::OpSchema& op, const Tensor& x, const std::vector<int
 }
 
 // A single-input, single-output kernel op (infer1): no vector on the way.
-Tensor LocalKernel1(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs) {
+Tensor LocalKernel1(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
   const TensorImpl& impl = ImplOf(op.name.c_str(), x);
   const TensorMeta in{impl.shape(), impl.dtype()};
   const TensorMeta m = op.infer1(in, attrs);  // built-in ops only: it checks the output itself
@@ -84,7 +84,7 @@ Tensor LocalKernel1(const ops::OpSchema& op, const Tensor& x, const std::vector<
 }
 
 std::vector<TensorMeta> CheckedInfer(const ops::OpSchema& op, const std::vector<TensorMeta>& in,
-                                     const std::vector<int64_t>& attrs) {
+                                     const Attrs& attrs) {
   std::vector<TensorMeta> out_metas = op.infer(in, attrs);
   if (static_cast<int>(out_metas.size()) != op.num_outputs) {
     throw InvalidArgument(op.name + ": its infer returned " + std::to_string(out_metas.size()) +
@@ -119,8 +119,7 @@ std::vector<TensorMeta> InputMetas(const ops::OpSchema& op, const std::vector<Te
 }
 
 std::vector<Tensor> LocalCompose(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                                 const std::vector<TensorMeta>& metas,
-                                 const std::vector<int64_t>& attrs) {
+                                 const std::vector<TensorMeta>& metas, const Attrs& attrs) {
   if (op.infer) (void)CheckedInfer(op, metas, attrs);
   std::vector<Tensor> outputs;
   {
@@ -135,8 +134,7 @@ std::vector<Tensor> LocalCompose(const ops::OpSchema& op, const std::vector<Tens
 }
 
 std::vector<Tensor> LocalKernel(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                                const std::vector<TensorMeta>& metas,
-                                const std::vector<int64_t>& attrs) {
+                                const std::vector<TensorMeta>& metas, const Attrs& attrs) {
   const char* name = op.name.c_str();
   const Device device = inputs[0].impl()->device();
   std::vector<TensorMeta> out_metas = CheckedInfer(op, metas, attrs);
@@ -214,7 +212,7 @@ const TensorImpl& InplaceTarget(const ops::OpSchema& op, const Tensor& self) {
 }  // namespace
 
 PreparedInplace::PreparedInplace(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                                 const std::vector<int64_t>& attrs)
+                                 const Attrs& attrs)
     : op_(op), attrs_(attrs), target_(InplaceTarget(op, inputs[0])) {
   const char* name = op.name.c_str();
   const std::vector<TensorMeta> metas = InputMetas(op, inputs);
@@ -253,7 +251,7 @@ void PreparedInplace::Issue() {
   copies_.clear();
 }
 
-Tensor Local(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs) {
+Tensor Local(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
   if (op.device_copy) return LocalDeviceCopy(op, x, attrs);
   if (op.view) return LocalView(op, x, attrs);
   if (op.infer1 && !op.compose && !op.inplace) return LocalKernel1(op, x, attrs);
@@ -266,7 +264,7 @@ Tensor Local(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t
 }
 
 std::vector<Tensor> Local(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                          const std::vector<int64_t>& attrs) {
+                          const Attrs& attrs) {
   if (op.inplace) {
     PreparedInplace call(op, inputs, attrs);
     call.Issue();

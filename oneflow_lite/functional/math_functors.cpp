@@ -2,11 +2,9 @@
 // an ofl::Scalar), sum, the filled tensors (full, zeros, ones) and the in-place ops, each a call
 // of its op's definition (op_call.h); the in-place ones are definitions of their own
 // (ops/inplace_ops.cpp).
-#include <cstring>
 #include <string>
 #include <vector>
 
-#include "kernels/fill_value.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
 #include "oneflow_lite/functional/op_call.h"
@@ -28,25 +26,6 @@ void CheckFits(const char* op, const Scalar& value, DType dtype) {
   }
 }
 
-// The attributes of a "fill" of `value` (extension.h): a double as its bits alone, an integer
-// with its kind, so that it reaches an integer dtype exactly.
-std::vector<int64_t> FillAttrs(const Scalar& value) {
-  switch (value.kind()) {
-    case Scalar::Kind::kBool:
-    case Scalar::Kind::kInt64:
-      return {value.int64_value(), static_cast<int64_t>(kernels::FillKind::kInt64)};
-    case Scalar::Kind::kUInt64:
-      return {static_cast<int64_t>(value.uint64_value()),
-              static_cast<int64_t>(kernels::FillKind::kUInt64)};
-    case Scalar::Kind::kDouble:
-      break;
-  }
-  const double d = value.double_value();
-  int64_t bits;
-  std::memcpy(&bits, &d, sizeof bits);
-  return {bits};
-}
-
 // A definition of the built-in ops, looked up once per name.
 #define OFL_BUILTIN(name)                                  \
   ([]() -> const ops::OpSchema& {                          \
@@ -60,7 +39,8 @@ Tensor Full(const char* op, const Shape& shape, const Scalar& value, DType dtype
   ops::CheckDType(op, dtype);
   ops::CheckShape(op, "shape", shape, element_size(dtype));
   CheckFits(op, value, dtype);
-  return Call(OFL_BUILTIN("fill_"), NewTensor(shape, dtype, device), FillAttrs(value));
+  const ops::OpSchema& fill = OFL_BUILTIN("fill_");
+  return Call(fill, NewTensor(shape, dtype, device), Attrs(fill.attrs, value));
 }
 
 // The scalar operand of `x op value`: a 0-dim tensor of x's dtype on x's device.
@@ -115,14 +95,11 @@ Tensor operator-(const Tensor& a) {
   return mul(a, -1);  // -1 is uint8's 255: the two's-complement negation, as PyTorch
 }
 
-Tensor sum(const Tensor& x) { return Call(OFL_BUILTIN("sum"), x, {0}); }
+Tensor sum(const Tensor& x) { return sum(x, {}, false); }
 
 Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  std::vector<int64_t> attrs;
-  attrs.reserve(dims.size() + 1);
-  attrs.push_back(keepdim ? 1 : 0);
-  attrs.insert(attrs.end(), dims.begin(), dims.end());  // no dims: every dim, as PyTorch
-  return Call(OFL_BUILTIN("sum"), x, attrs);
+  const ops::OpSchema& op = OFL_BUILTIN("sum");
+  return Call(op, x, Attrs(op.attrs, dims, keepdim));  // no dims: every dim, as PyTorch
 }
 
 Tensor Tensor::sum() const { return ofl::sum(*this); }
@@ -142,12 +119,14 @@ Tensor ones(const Shape& shape, DType dtype, const Device& device) {
 
 Tensor& Tensor::fill_(Scalar value) {
   CheckFits("fill_", value, ImplOf("fill_", *this).dtype());
-  Call(OFL_BUILTIN("fill_"), *this, FillAttrs(value));
+  const ops::OpSchema& op = OFL_BUILTIN("fill_");
+  Call(op, *this, Attrs(op.attrs, value));
   return *this;
 }
 
 Tensor& Tensor::zero_() {
-  Call(OFL_BUILTIN("zero_"), *this, FillAttrs(0));
+  const ops::OpSchema& op = OFL_BUILTIN("zero_");
+  Call(op, *this, Attrs(op.attrs, Scalar(0)));
   return *this;
 }
 

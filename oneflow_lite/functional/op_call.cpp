@@ -13,6 +13,16 @@ namespace {
 // Tensor::is_global without its checks (an undefined input is refused by the local stage).
 inline bool IsGlobal(const Tensor& x) { return x.defined() && x.impl()->global() != nullptr; }
 
+// The call's attributes follow this op's declarations (Attrs(op.attrs, ...)).
+void CheckAttrsOf(const ops::OpSchema& op, const Attrs& attrs) {
+  if (attrs.schema() == &op.attrs) return;
+  if (attrs.schema() == nullptr && op.attrs.size() == 0) return;
+  throw InvalidArgument(op.name + ": takes the attributes " + op.attrs.str() + ", got " +
+                        (attrs.schema() == nullptr
+                             ? std::string("none")
+                             : "those of op '" + attrs.op() + "' (" + attrs.str() + ")"));
+}
+
 bool AnyGlobal(const std::vector<Tensor>& inputs) {
   for (const Tensor& x : inputs) {
     if (IsGlobal(x)) return true;
@@ -22,7 +32,7 @@ bool AnyGlobal(const std::vector<Tensor>& inputs) {
 }  // namespace
 
 std::vector<Tensor> Call(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                         const std::vector<int64_t>& attrs) {
+                         const Attrs& attrs) {
   if (!op.infer && !op.view && !op.compose) {
     throw InvalidArgument(op.name +
                           ": this built-in op has no generic form; call its own function (" +
@@ -38,11 +48,13 @@ std::vector<Tensor> Call(const ops::OpSchema& op, const std::vector<Tensor>& inp
                           ": an op without inputs cannot be called (its outputs' device comes "
                           "from the inputs)");
   }
+  CheckAttrsOf(op, attrs);
   if (AnyGlobal(inputs)) return stage::Global(op, inputs, attrs);
   return stage::Autograd(op, inputs, attrs);
 }
 
-Tensor Call(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs) {
+Tensor Call(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
+  CheckAttrsOf(op, attrs);
   if (IsGlobal(x)) return stage::Global(op, x, attrs);
   return stage::Autograd(op, x, attrs);
 }

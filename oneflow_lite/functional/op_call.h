@@ -24,10 +24,10 @@ namespace ofl::functional {
 
 // The outputs of `op` on `inputs`; an in-place op returns its input 0.
 std::vector<Tensor> Call(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                         const std::vector<int64_t>& attrs);
+                         const Attrs& attrs);
 // The single-input, single-output call (the array ops, clone, fill_): the same stages without
 // the vectors; a view op's call never builds one.
-Tensor Call(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs);
+Tensor Call(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs);
 
 // A new contiguous tensor with x's values (its own storage, never x's): the clone op.
 Tensor Clone(const Tensor& x);

@@ -40,6 +40,7 @@ void register_op(OpDef def) {
   }
   ops::OpSchema op;
   op.name = def.name;
+  op.attrs = def.attrs.empty() ? AttrSchema::Legacy() : AttrSchema(std::move(def.attrs));
   op.num_inputs = def.num_inputs;
   op.num_outputs = def.num_outputs;
   op.infer = std::move(def.infer);
@@ -56,14 +57,36 @@ void register_op(OpDef def) {
   kernels::DeclareOp(def.name);
 }
 
-std::vector<Tensor> call_op(const std::string& name, const std::vector<Tensor>& inputs,
-                            const std::vector<int64_t>& attrs) {
+namespace {
+const ops::OpSchema& FindForCall(const std::string& name) {
   const ops::OpSchema* op = ops::FindOp(name);
   if (op == nullptr) {
     throw InvalidArgument("call_op: there is no op named '" + name +
                           "' (register it with register_op first)");
   }
-  return functional::Call(*op, inputs, attrs);
+  return *op;
+}
+}  // namespace
+
+std::vector<Tensor> call_op(const std::string& name, const std::vector<Tensor>& inputs,
+                            const NamedAttrs& attrs) {
+  const ops::OpSchema& op = FindForCall(name);
+  if (op.attrs.legacy() && attrs.empty()) {
+    return functional::Call(op, inputs, Attrs(op.attrs, std::vector<int64_t>{}));
+  }
+  if (op.attrs.size() == 0 && attrs.empty()) return functional::Call(op, inputs, Attrs());
+  return functional::Call(op, inputs, Attrs(op.attrs, attrs.list()));
+}
+
+std::vector<Tensor> call_op(const std::string& name, const std::vector<Tensor>& inputs,
+                            const std::vector<int64_t>& attrs) {
+  const ops::OpSchema& op = FindForCall(name);
+  if (op.attrs.legacy()) return functional::Call(op, inputs, Attrs(op.attrs, attrs));
+  if (op.attrs.size() == 0 && attrs.empty()) return functional::Call(op, inputs, Attrs());
+  throw InvalidArgument("call_op: op '" + name + "' takes typed attributes (" + op.attrs.str() +
+                        "); pass them by name, as call_op(\"" + name + "\", inputs, {{\"" +
+                        (op.attrs.size() > 0 ? op.attrs.defs()[0].name : std::string("name")) +
+                        "\", value}}), not as the integers " + IntList(attrs).str());
 }
 
 }  // namespace ofl

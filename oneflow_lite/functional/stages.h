@@ -14,21 +14,21 @@ namespace ofl::functional::stage {
 
 // global_stage.cpp: an input is global.
 std::vector<Tensor> Global(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                           const std::vector<int64_t>& attrs);
-Tensor Global(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs);
+                           const Attrs& attrs);
+Tensor Global(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs);
 
 // autograd_stage.cpp: every input local.
 std::vector<Tensor> Autograd(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                             const std::vector<int64_t>& attrs);
-Tensor Autograd(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs);
+                             const Attrs& attrs);
+Tensor Autograd(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs);
 
 // local_stage.cpp: records nothing.
 std::vector<Tensor> Local(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                          const std::vector<int64_t>& attrs);
-Tensor Local(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs);
+                          const Attrs& attrs);
+Tensor Local(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs);
 
 // device_copy_form.cpp: the device-copy form (the "to" op).
-Tensor LocalDeviceCopy(const ops::OpSchema& op, const Tensor& x, const std::vector<int64_t>& attrs);
+Tensor LocalDeviceCopy(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs);
 
 // An in-place call checked and ready to issue: the autograd stage may queue work that must run
 // before the write (a copy of the old value its node saves) between the two steps.
@@ -36,14 +36,13 @@ class PreparedInplace {
  public:
   // Checks the call (the definition's infer, the target's layout, devices, broadcasting) and
   // makes its operands; throws before anything is queued.
-  PreparedInplace(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                  const std::vector<int64_t>& attrs);
+  PreparedInplace(const ops::OpSchema& op, const std::vector<Tensor>& inputs, const Attrs& attrs);
   // Queues the kernel writing the target and bumps its storage's version.
   void Issue();
 
  private:
   const ops::OpSchema& op_;
-  const std::vector<int64_t>& attrs_;
+  const Attrs& attrs_;
   const TensorImpl& target_;
   kernels::KernelFn fn_;
   std::vector<vm::BlobArg> in_args_;

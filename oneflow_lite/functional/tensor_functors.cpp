@@ -365,7 +365,7 @@ void* Tensor::data_ptr() const {
 
 Tensor Tensor::to(const Device& device) const {
   static const ops::OpSchema& op = ops::BuiltinOp("to");
-  return functional::Call(op, *this, {static_cast<int64_t>(device.type()), device.index()});
+  return functional::Call(op, *this, Attrs(op.attrs, device.str()));
 }
 
 void sync() { vm::VirtualMachine::Get().Sync(); }

@@ -19,11 +19,11 @@ Tensor Values(const std::vector<float>& v, const Shape& shape) {
 
 TEST(BuiltinCallOpTest, ViewOpsReturnViewsOfTheirInput) {
   const Tensor x = Values({1, 2, 3, 4, 5, 6}, Shape({2, 3}));
-  const Tensor n = call_op("narrow", {x}, {1, 1, 2})[0];
+  const Tensor n = call_op("narrow", {x}, {{"dim", 1}, {"start", 1}, {"length", 2}})[0];
   EXPECT_EQ(n.shape(), Shape({2, 2}));
   EXPECT_EQ(n.storage_offset(), 1);
   EXPECT_EQ(n.to_vector<float>(), (std::vector<float>{2, 3, 5, 6}));
-  const Tensor p = call_op("permute", {x}, {1, 0})[0];
+  const Tensor p = call_op("permute", {x}, {{"dims", {1, 0}}})[0];
   EXPECT_EQ(p.to_vector<float>(), (std::vector<float>{1, 4, 2, 5, 3, 6}));
   // contiguous of a contiguous tensor is the tensor itself; of a permuted one, a copy.
   EXPECT_EQ(call_op("contiguous", {x})[0].impl(), x.impl());
@@ -31,27 +31,31 @@ TEST(BuiltinCallOpTest, ViewOpsReturnViewsOfTheirInput) {
   EXPECT_TRUE(c.is_contiguous());
   EXPECT_EQ(c.to_vector<float>(), (std::vector<float>{1, 4, 2, 5, 3, 6}));
   // A reshape that no stride can express copies, then views the copy.
-  EXPECT_EQ(call_op("reshape", {p}, {6})[0].to_vector<float>(),
+  EXPECT_EQ(call_op("reshape", {p}, {{"shape", {6}}})[0].to_vector<float>(),
             (std::vector<float>{1, 4, 2, 5, 3, 6}));
 }
 
 TEST(BuiltinCallOpTest, ReduceSumToSumsIntoTheTargetAndDtype) {
   const Tensor x = Values({1, 2, 3, 4, 5, 6}, Shape({2, 3}));
-  const auto f32 = static_cast<int64_t>(DType::kFloat32);
-  EXPECT_EQ(call_op("reduce_sum_to", {x}, {f32, 1, 3})[0].to_vector<float>(),
-            (std::vector<float>{5, 7, 9}));
-  EXPECT_EQ(call_op("reduce_sum_to", {x}, {f32, 2, 1})[0].to_vector<float>(),
+  const DType f32 = DType::kFloat32;
+  EXPECT_EQ(
+      call_op("reduce_sum_to", {x}, {{"dtype", f32}, {"target", {1, 3}}})[0].to_vector<float>(),
+      (std::vector<float>{5, 7, 9}));
+  // In any order; a Shape for the shape.
+  EXPECT_EQ(call_op("reduce_sum_to", {x}, {{"target", Shape({2, 1})}, {"dtype", f32}})[0]
+                .to_vector<float>(),
             (std::vector<float>{6, 15}));
   // float16 summed into float32: 2049 halves of 1 give 2049, which float16 cannot hold.
   const Tensor h = ofl::full(Shape({2049}), 1.0, DType::kFloat16, TestDevice());
-  EXPECT_EQ(call_op("reduce_sum_to", {h}, {f32, 1})[0].to_vector<float>(),
+  EXPECT_EQ(call_op("reduce_sum_to", {h}, {{"dtype", f32}, {"target", {1}}})[0].to_vector<float>(),
             (std::vector<float>{2049}));
 }
 
 TEST(BuiltinCallOpTest, RepeatBackwardIsComposedAndNamedForItself) {
   const Tensor dy = Values({1, 2, 3, 4, 5, 6}, Shape({1, 6}));
-  // attrs {k, input_shape..., repeats...}: input (3) repeated {1, 2}.
-  const Tensor dx = call_op("repeat_backward", {dy}, {1, 3, 1, 2})[0];
+  // input (3) repeated {1, 2}.
+  const Tensor dx =
+      call_op("repeat_backward", {dy}, {{"input_shape", Shape({3})}, {"repeats", {1, 2}}})[0];
   EXPECT_EQ(dx.shape(), Shape({3}));
   EXPECT_EQ(dx.to_vector<float>(), (std::vector<float>{5, 7, 9}));
 }
@@ -68,51 +72,63 @@ TEST(BuiltinCallOpTest, RepeatBackwardOfAnEmptyGradientWithAHugeDim) {
 
 TEST(BuiltinCallOpTest, BadAttrsNameTheOpAndTheValues) {
   const Tensor x = Values({1, 2, 3, 4, 5, 6}, Shape({2, 3}));
-  const auto f32 = static_cast<int64_t>(DType::kFloat32);
-  const auto f64 = static_cast<int64_t>(DType::kFloat64);
-  ExpectThrowWith<InvalidArgument>([&] { call_op("narrow", {x}, {0}); },
-                                   {"narrow", "{dim, start, length}", "got 1"});
+  const DType f32 = DType::kFloat32;
   ExpectThrowWith<InvalidArgument>(
       [&] {
-        call_op("clone", {x}, {1, 2});
+        call_op("narrow", {x}, {{"dim", 0}});
       },
-      {"clone", "no attrs", "got 2"});
+      {"narrow", "'start' (int) is missing", "dim (int), start (int), length (int)"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        call_op("clone", {x}, {{"dim", 1}});
+      },
+      {"clone", "no attribute 'dim'", "none"});
   Tensor t = x.clone();
-  ExpectThrowWith<InvalidArgument>([&] { call_op("fill_", {t}, {}); },
-                                   {"fill_", "one or two attrs", "got 0"});
-  EXPECT_EQ(t.version(), 0);  // refused before anything was queued
-  ExpectThrowWith<InvalidArgument>([&] { call_op("to", {x}, {0}); },
-                                   {"to", "{device type, index}", "got {0}"});
-  ExpectThrowWith<InvalidArgument>([&] { call_op("reduce_sum_to", {x}, {}); },
-                                   {"reduce_sum_to", "{dtype, target...}", "no attrs"});
+  ExpectThrowWith<InvalidArgument>([&] { call_op("fill_", {t}); },
+                                   {"fill_", "'value' (scalar) is missing"});
   ExpectThrowWith<InvalidArgument>(
       [&] {
-        call_op("reduce_sum_to", {x}, {99, 1, 3});
+        call_op("fill_", {t}, {{"value", "one"}});
       },
-      {"reduce_sum_to", "dtype", "got 99"});
+      {"fill_", "'value' is a scalar", "the string 'one'"});
+  EXPECT_EQ(t.version(), 0);  // refused before anything was queued
+  call_op("fill_", {t}, {{"value", 7}});
+  EXPECT_EQ(t.to_vector<float>(), std::vector<float>(6, 7.0f));
   ExpectThrowWith<InvalidArgument>(
       [&] {
-        call_op("reduce_sum_to", {x}, {f64, 1, 3});
+        call_op("to", {x}, {{"device", 0}});
+      },
+      {"to", "'device' is a string", "the int 0"});
+  ExpectThrowWith<InvalidArgument>([&] { call_op("reduce_sum_to", {x}); },
+                                   {"reduce_sum_to", "'dtype' (dtype) is missing"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        call_op("reduce_sum_to", {x}, {{"dtype", static_cast<DType>(99)}, {"target", {1, 3}}});
+      },
+      {"reduce_sum_to", "'dtype' is a dtype", "no dtype (99)"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        call_op("reduce_sum_to", {x}, {{"dtype", DType::kFloat64}, {"target", {1, 3}}});
       },
       {"reduce_sum_to", "float32", "float64"});
   ExpectThrowWith<InvalidArgument>(
       [&] {
-        call_op("reduce_sum_to", {x}, {f32, 3});
+        call_op("reduce_sum_to", {x}, {{"dtype", f32}, {"target", {3}}});
       },
       {"reduce_sum_to", "target has 1 dims", "(2,3)", "2"});
   ExpectThrowWith<InvalidArgument>(
       [&] {
-        call_op("reduce_sum_to", {x}, {f32, 2, 2});
+        call_op("reduce_sum_to", {x}, {{"dtype", f32}, {"target", {2, 2}}});
       },
       {"reduce_sum_to", "target dim 1 is 2", "size 3"});
   ExpectThrowWith<InvalidArgument>(
       [&] {
-        call_op("repeat_backward", {x}, {5, 3});
+        call_op("repeat_backward", {x}, {{"input_shape", {-1, 3}}, {"repeats", {1, 1}}});
       },
-      {"repeat_backward", "{k, input_shape", "k 5"});
+      {"repeat_backward", "input_shape", "-1"});
   ExpectThrowWith<InvalidArgument>(
       [&] {
-        call_op("repeat_backward", {x}, {1, 3, 1, 1});
+        call_op("repeat_backward", {x}, {{"input_shape", {1, 3}}, {"repeats", {1, 1}}});
       },
       {"repeat_backward", "(2,3)", "(1,3)"});
   ExpectRuntimeWorks();

@@ -323,7 +323,7 @@ TEST(CopyKernelTest, AMissingOperandThrowsNamingTheKernel) {
     SCOPED_TRACE(op);
     KernelContext ctx;
     ctx.outputs.push_back(a);
-    ctx.attrs = {1, 1};
+    ctx.attributes = RepeatAttrs({1, 1});
     try {
       RunKernel(op, ctx);
       ADD_FAILURE() << "no error";

@@ -18,12 +18,6 @@
 namespace ofl::kernels::testing {
 namespace {
 
-int64_t AttrOf(double value) {
-  int64_t attr;
-  std::memcpy(&attr, &value, sizeof(attr));
-  return attr;
-}
-
 double Value16(uint16_t bits, DType dtype) {
   return dtype == DType::kFloat16 ? static_cast<float>(float16::from_bits(bits))
                                   : static_cast<float>(bfloat16::from_bits(bits));
@@ -113,12 +107,11 @@ bool InRange(double value, DType dtype) {
   }
 }
 
-// Fills `out_view` of random bytes with the value `attrs` hold (`what` describes it); every
+// Fills `out_view` of random bytes with `value` (`what` describes it); every
 // element of the view must hold `element` (any NaN, when `nan` and `element` is a NaN of a float
 // dtype), every other byte of the storage is kept.
-void CheckFillAttrs(std::mt19937_64& rng, DType dtype, const std::vector<int64_t>& attrs,
-                    const std::string& what, bool nan, const View& out_view,
-                    const std::vector<unsigned char>& element) {
+void CheckFillAttrs(std::mt19937_64& rng, DType dtype, const Scalar& value, const std::string& what,
+                    bool nan, const View& out_view, const std::vector<unsigned char>& element) {
   SCOPED_TRACE("dtype " + to_string(dtype) + ", value " + what + ", out " + Describe(out_view));
   const int64_t es = static_cast<int64_t>(element_size(dtype));
   Buffer out = RandomBuffer(rng, out_view.storage, static_cast<size_t>(es));
@@ -130,7 +123,7 @@ void CheckFillAttrs(std::mt19937_64& rng, DType dtype, const std::vector<int64_t
   }
   KernelContext ctx;
   ctx.outputs.push_back(Arg(out, out_view, dtype));
-  ctx.attrs = attrs;
+  ctx.attributes = FillAttrs(value);
   RunKernel("fill", ctx);
   for (int64_t i = 0; i < out_view.storage; ++i) {
     const char* e = expected.data() + i * es;
@@ -143,23 +136,23 @@ void CheckFillAttrs(std::mt19937_64& rng, DType dtype, const std::vector<int64_t
   }
 }
 
-// A double value (attrs[1] absent: the form fills had before integers).
+// A double value.
 void CheckFill(std::mt19937_64& rng, DType dtype, double value, const View& out_view,
                const std::vector<unsigned char>& element) {
-  CheckFillAttrs(rng, dtype, {AttrOf(value)}, std::to_string(value),
+  CheckFillAttrs(rng, dtype, Scalar(value), std::to_string(value),
                  IsFloat(dtype) && std::isnan(value), out_view, element);
 }
 
-// An integer value (attrs[1] = 1: an int64; 2: a uint64).
+// An integer value: an int64, or a uint64 past int64's range.
 void CheckFillInt(std::mt19937_64& rng, DType dtype, int64_t value, const View& out_view,
                   const std::vector<unsigned char>& element) {
-  CheckFillAttrs(rng, dtype, {value, 1}, std::to_string(value) + " (int64)", false, out_view,
+  CheckFillAttrs(rng, dtype, Scalar(value), std::to_string(value) + " (int64)", false, out_view,
                  element);
 }
 void CheckFillUInt(std::mt19937_64& rng, DType dtype, uint64_t value, const View& out_view,
                    const std::vector<unsigned char>& element) {
-  CheckFillAttrs(rng, dtype, {static_cast<int64_t>(value), 2}, std::to_string(value) + " (uint64)",
-                 false, out_view, element);
+  CheckFillAttrs(rng, dtype, Scalar(value), std::to_string(value) + " (uint64)", false, out_view,
+                 element);
 }
 
 const std::vector<double>& TestValues() {
@@ -401,7 +394,7 @@ TEST(FillKernelTest, EmptyOutputWithNullData) {
   a.shape = Shape({3, 0, 2});
   a.stride = Shape({0, 2, 1});
   ctx.outputs.push_back(a);
-  ctx.attrs = {AttrOf(1.0)};
+  ctx.attributes = FillAttrs(1.0);
   EXPECT_NO_THROW(RunKernel("fill", ctx));
 }
 
@@ -425,21 +418,18 @@ TEST(FillKernelTest, ArgumentErrorsThrow) {
   {
     KernelContext ctx;
     ctx.outputs.push_back(t);
+    ExpectFillRefused(
+        ctx, "fill: the kernel expects a scalar attribute 'value', got the attributes none", out);
+    ctx.attributes = RepeatAttrs({1});
     ExpectFillRefused(ctx,
-                      "fill: the kernel expects 1 or 2 attributes (the value's bits, then its "
-                      "kind), got 0",
+                      "fill: the kernel expects a scalar attribute 'value', got the attributes "
+                      "repeats (int list)",
                       out);
-    ctx.attrs = {AttrOf(1.0), 0, 0};
-    ExpectFillRefused(ctx, "fill: the kernel expects 1 or 2 attributes", out);
-    ctx.attrs = {1, 3};
-    ExpectFillRefused(ctx, "fill: the value's kind (attrs[1]) is 3", out);
-    ctx.attrs = {1, -1};
-    ExpectFillRefused(ctx, "fill: the value's kind (attrs[1]) is -1", out);
   }
   {
     std::vector<float> in(6, 1.0f);
     KernelContext ctx;
-    ctx.attrs = {AttrOf(1.0)};
+    ctx.attributes = FillAttrs(1.0);
     TensorArg i = t;
     i.data = in.data();
     ctx.inputs.push_back(i);
@@ -448,14 +438,14 @@ TEST(FillKernelTest, ArgumentErrorsThrow) {
   }
   {
     KernelContext ctx;
-    ctx.attrs = {AttrOf(1.0)};
+    ctx.attributes = FillAttrs(1.0);
     ExpectFillRefused(ctx, "fill: the kernel expects no inputs and 1 output, got 0 and 0", out);
     ctx.outputs = {t, t};
     ExpectFillRefused(ctx, "fill: the kernel expects no inputs and 1 output, got 0 and 2", out);
   }
   {
     KernelContext ctx;
-    ctx.attrs = {AttrOf(1.0)};
+    ctx.attributes = FillAttrs(1.0);
     TensorArg bad = t;
     bad.stride = Shape({1});
     ctx.outputs.push_back(bad);

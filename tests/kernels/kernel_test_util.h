@@ -49,6 +49,27 @@ inline int64_t Numel(const std::vector<int64_t>& shape) {
 
 inline Shape ToShape(const std::vector<int64_t>& v) { return Shape(v); }
 
+// The attributes the built-in kernels read, as their ops declare them (ops/repeat_op.cpp,
+// ops/inplace_ops.cpp).
+inline const AttrSchema& KernelAttrSchema(const char* op, AttrDef def) {
+  static std::map<std::string, AttrSchema>* schemas = new std::map<std::string, AttrSchema>();
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = schemas->find(op);
+  if (it == schemas->end()) {
+    AttrSchema s{def};
+    s.set_op(op);
+    it = schemas->emplace(op, std::move(s)).first;
+  }
+  return it->second;
+}
+inline Attrs RepeatAttrs(const std::vector<int64_t>& repeats) {
+  return Attrs(KernelAttrSchema("repeat", {"repeats", AttrType::kInts}), repeats);
+}
+inline Attrs FillAttrs(const Scalar& value) {
+  return Attrs(KernelAttrSchema("fill_", {"value", AttrType::kScalar}), value);
+}
+
 // A strided layout inside a storage of `storage` elements; element [0,..,0] sits at `offset`.
 struct View {
   std::vector<int64_t> shape;
@@ -427,7 +448,7 @@ inline void RunKernel(const std::string& op, const KernelContext& ctx) {
   backend->set_device(device.index());  // as a stream's worker does: launches go to this device
   detail::DeviceLaunch launch(backend, device);
   KernelContext dev_ctx;
-  dev_ctx.attrs = ctx.attrs;
+  dev_ctx.attributes = ctx.attributes;
   dev_ctx.stream = launch.stream();
   dev_ctx.device_index = launch.index();
   for (const TensorArg& a : ctx.outputs) dev_ctx.outputs.push_back(launch.Upload(a));

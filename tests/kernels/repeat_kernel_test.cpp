@@ -57,7 +57,7 @@ void CheckRepeat(std::mt19937_64& rng, DType dtype, const View& in_view,
   KernelContext ctx;
   ctx.inputs.push_back(Arg(in, in_view, dtype));
   ctx.outputs.push_back(Arg(out, out_view, dtype));
-  ctx.attrs.assign(repeats.begin(), repeats.end());
+  ctx.attributes = RepeatAttrs(repeats);
   RunKernel("repeat", ctx);
   ASSERT_EQ(std::memcmp(out.data(), expected.data(), out.bytes), 0);
 }
@@ -205,7 +205,7 @@ TEST(RepeatKernelTest, TorchExampleFourDimsBySixRepeats) {
   o.stride = Shape(ContiguousView(out_shape).stride);
   o.dtype = DType::kInt32;
   ctx.outputs.push_back(o);
-  ctx.attrs = {2, 1, 2, 4, 1, 1};
+  ctx.attributes = RepeatAttrs({2, 1, 2, 4, 1, 1});
   RunKernel("repeat", ctx);
   for (int64_t i = 0; i < Numel(out_shape); ++i) {
     const std::vector<int64_t> idx = Unravel(out_shape, i);
@@ -228,13 +228,13 @@ TEST(RepeatKernelTest, ZeroRepeatGivesEmptyOutput) {
   o.shape = Shape({0, 1});
   o.stride = Shape({1, 1});
   ctx.outputs.push_back(o);
-  ctx.attrs = {0, 1};
+  ctx.attributes = RepeatAttrs({0, 1});
   EXPECT_NO_THROW(RunKernel("repeat", ctx));
   // An empty input with nonzero repeats is empty too, and may have no data either.
   ctx.inputs[0].data = nullptr;
   ctx.inputs[0].shape = Shape({0, 2});
   ctx.outputs[0].shape = Shape({0, 6});
-  ctx.attrs = {4, 3};
+  ctx.attributes = RepeatAttrs({4, 3});
   EXPECT_NO_THROW(RunKernel("repeat", ctx));
 }
 
@@ -251,9 +251,9 @@ TEST(RepeatKernelTest, WrongOutputShapeThrows) {
   o.shape = Shape({4, 6});
   o.stride = Shape({6, 1});
   ctx.outputs.push_back(o);
-  ctx.attrs = {2, 3};  // expects (4, 9)
+  ctx.attributes = RepeatAttrs({2, 3});  // expects (4, 9)
   EXPECT_THROW(RunKernel("repeat", ctx), InvalidArgument);
-  ctx.attrs = {3};  // fewer repeats than output dims
+  ctx.attributes = RepeatAttrs({3});  // fewer repeats than output dims
   EXPECT_THROW(RunKernel("repeat", ctx), InvalidArgument);
 }
 
@@ -280,12 +280,12 @@ TEST(RepeatKernelTest, NegativeRepeatsNonContiguousOutputAndMissingStridesThrow)
       EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
     }
   };
-  ctx.attrs = {2, 1};
+  ctx.attributes = RepeatAttrs({2, 1});
   EXPECT_NO_THROW(RunKernel("repeat", ctx));
-  ctx.attrs = {-2, -1};
+  ctx.attributes = RepeatAttrs({-2, -1});
   ctx.outputs[0].shape = Shape({4, 3});
   expect_error("repeat: output shape (4,3) does not match input shape (2,3) repeated by (-2,-1)");
-  ctx.attrs = {2, 1};
+  ctx.attributes = RepeatAttrs({2, 1});
   ctx.outputs[0].stride = Shape({6, 1});  // rows 6 apart: a narrowed view, not contiguous
   expect_error("repeat: output strides (6,1) are not contiguous for shape (4,3)");
   ctx.outputs[0].stride = Shape({1});

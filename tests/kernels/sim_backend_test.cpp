@@ -608,7 +608,9 @@ TEST(SimKernelsTest, RepeatAndReduceSumToRunOnTheStream) {
   KernelContext r;
   r.inputs.push_back(Arg(in.data, {2}, {1}));
   r.outputs.push_back(Arg(rep.data, {3, 2}, {2, 1}));
-  r.attrs = {3, 1};
+  AttrSchema repeat_attrs{{"repeats", AttrType::kInts}};
+  repeat_attrs.set_op("repeat");
+  r.attributes = Attrs(repeat_attrs, std::vector<int64_t>{3, 1});
   r.stream = s;
   FindKernel("repeat", DeviceType::kSim)(r);
   KernelContext sum_ctx;

@@ -73,8 +73,7 @@ class GatedEventBackend final : public HostMemoryBackend {
 
 // "fill" for contiguous float32 outputs (all this test makes), done at the launch.
 void FillFloat(const KernelContext& ctx) {
-  double value;
-  std::memcpy(&value, &ctx.attrs[0], sizeof(value));
+  const double value = ctx.attributes.get_scalar("value").to_double();
   const TensorArg& out = ctx.outputs[0];
   std::fill_n(static_cast<float*>(out.data), out.shape.numel(), static_cast<float>(value));
 }

@@ -24,7 +24,7 @@ using testing::MakeCpuBlob;
 using testing::ScopeGuard;
 using testing::SubmitWithoutWaiting;
 
-// What the recording kernel saw: its tag (attrs[0]) and the thread it ran on, in run order.
+// What the recording kernel saw: its tag and the thread it ran on, in run order.
 struct KernelRun {
   int64_t tag;
   std::thread::id thread;
@@ -33,12 +33,22 @@ std::mutex runs_mu;
 std::vector<KernelRun> runs;
 std::atomic<int> running{0};
 
-// attrs: {tag, milliseconds to sleep first}.
+// The attributes of the test's op calls: a tag, and milliseconds to sleep first.
+const AttrSchema& RunAttrSchema() {
+  static const AttrSchema* schema = [] {
+    auto* s = new AttrSchema{{"tag", AttrType::kInt}, {"sleep_ms", AttrType::kInt}};
+    s->set_op("inline_run_test");
+    return s;
+  }();
+  return *schema;
+}
+
 void RecordingKernel(const KernelContext& ctx) {
   running.fetch_add(1);
-  if (ctx.attrs.at(1) > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ctx.attrs[1]));
+  const int64_t sleep_ms = ctx.attributes.get_int("sleep_ms");
+  if (sleep_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
   std::lock_guard<std::mutex> lock(runs_mu);
-  runs.push_back({ctx.attrs.at(0), std::this_thread::get_id()});
+  runs.push_back({ctx.attributes.get_int("tag"), std::this_thread::get_id()});
 }
 
 void ThrowingKernel(const KernelContext&) {
@@ -64,7 +74,7 @@ InstrRef IssueOp(kernels::KernelFn fn, int64_t tag, int64_t sleep_ms, size_t byt
   InstrRef ref;
   SubmitWithoutWaiting([&](InstructionsBuilder* b) {
     ref = b->OpCall("inline_run_test", fn, std::move(inputs), {Output(MakeCpuBlob(bytes))},
-                    {tag, sleep_ms});
+                    Attrs(RunAttrSchema(), tag, sleep_ms));
   });
   return ref;
 }
@@ -209,7 +219,8 @@ TEST_F(InlineRunTest, SmallHostCopiesInAndOutRunOnTheIssuingThread) {
 TEST_F(InlineRunTest, AnOpCallWithNoOperandIsRefusedNamingTheOp) {
   InstructionsBuilder builder;
   try {
-    builder.OpCall("inline_run_test_nothing", &RecordingKernel, {}, {}, {1, 0});
+    builder.OpCall("inline_run_test_nothing", &RecordingKernel, {}, {},
+                   Attrs(RunAttrSchema(), 1, 0));
     FAIL() << "an op call with no operand was accepted";
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find(

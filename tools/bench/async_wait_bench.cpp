@@ -50,10 +50,10 @@ int64_t ThreadCpuNs() {
 // When the last bench_sleep task ended, on the steady clock.
 std::atomic<int64_t> task_end_ns{0};
 
-// bench_sleep(x, {us}): a copy of x that takes `us` microseconds on the device's stream.
+// bench_sleep(x, us): a copy of x that takes `us` microseconds on the device's stream.
 void SimSleepKernel(const ofl::KernelContext& ctx) {
   auto& sim = ofl::kernels::sim::SimBackend::Instance();
-  const int64_t us = ctx.attrs[0];
+  const int64_t us = ctx.attributes.get_int("us");
   const void* from = sim.HostView(ctx.inputs[0].data);
   void* to = sim.HostView(ctx.outputs[0].data);
   const size_t bytes =
@@ -69,7 +69,8 @@ void RegisterSleepOp() {
   ofl::OpDef def;
   def.name = "bench_sleep";
   def.num_inputs = 1;
-  def.infer = [](const std::vector<ofl::TensorMeta>& in, const std::vector<int64_t>&) {
+  def.attrs = {{"us", ofl::AttrType::kInt}};
+  def.infer = [](const std::vector<ofl::TensorMeta>& in, const ofl::Attrs&) {
     return std::vector<ofl::TensorMeta>{in[0]};
   };
   ofl::register_op(def);
@@ -102,7 +103,7 @@ void LongTask(benchmark::State& state) {
   std::vector<double> late_us;
   int64_t wait_ns = 0, cpu_ns = 0;
   for (auto _ : state) {
-    const ofl::Tensor y = ofl::call_op("bench_sleep", {x}, {kTaskUs})[0];
+    const ofl::Tensor y = ofl::call_op("bench_sleep", {x}, {{"us", kTaskUs}})[0];
     const int64_t t0 = NowNs(), c0 = ThreadCpuNs();
     if (kRead) {
       std::vector<float> v = y.to_vector<float>();

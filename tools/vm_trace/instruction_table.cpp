@@ -34,13 +34,14 @@ void PrintInstructionTable(const TraceModel& model, std::FILE* out) {
           (alloc.empty() ? "" : ",") + std::to_string(a.bytes) + "B " + (a.hit ? "hit" : "miss");
     }
     if (alloc.empty()) alloc = "-";
-    std::fprintf(
-        out,
-        "#%-4llu %-20s %-16s %-15s %-8s %-8s %-20s %-14s %-10s %.1f -> %.1f -> %.1f -> %.1f%s%s\n",
-        static_cast<unsigned long long>(r.id), r.policy.c_str(), r.op.c_str(), r.stream.c_str(),
-        Ids("b", r.reads).c_str(), Ids("b", r.writes).c_str(), waited.c_str(), alloc.c_str(),
-        Ids("b", r.frees).c_str(), r.issue, r.ready, r.start, r.end,
-        r.error.empty() ? "" : "  ERROR: ", r.error.c_str());
+    std::fprintf(out,
+                 "#%-4llu %-20s %-16s %-15s %-8s %-8s %-20s %-14s %-10s %.1f -> %.1f -> %.1f -> "
+                 "%.1f%s%s%s%s\n",
+                 static_cast<unsigned long long>(r.id), r.policy.c_str(), r.op.c_str(),
+                 r.stream.c_str(), Ids("b", r.reads).c_str(), Ids("b", r.writes).c_str(),
+                 waited.c_str(), alloc.c_str(), Ids("b", r.frees).c_str(), r.issue, r.ready,
+                 r.start, r.end, r.attrs.empty() ? "" : "  ", r.attrs.c_str(),
+                 r.error.empty() ? "" : "  ERROR: ", r.error.c_str());
   }
 }
 

@@ -204,6 +204,7 @@ class ModelBuilder {
     in.deps = r.Ids(args, "deps");
     in.frees = r.Ids(args, "frees");
     in.error = r.String(args, "error");
+    in.attrs = r.String(args, "attrs");
     if (auto it = args.find("cross_stream"); it != args.end() && it->is_array()) {
       for (const json& b : *it) in.cross_stream.push_back(b.is_boolean() && b.get<bool>());
     }

@@ -39,6 +39,7 @@ struct TraceInstr {
   std::vector<TraceAlloc> allocs;
   std::vector<uint64_t> frees;
   std::string error;  // empty when it succeeded
+  std::string attrs;  // the op call's attributes by name; empty for none
 
   double duration() const { return end - start; }
   double latency() const { return end - issue; }  // issue -> end
