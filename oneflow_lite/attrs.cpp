@@ -138,12 +138,6 @@ void Attrs::MoveFrom(Attrs* other) noexcept {
   other->cap_ = kInline;
 }
 
-void Attrs::Release() noexcept {
-  if (cap_ > kInline) std::free(heap_);
-  cap_ = kInline;
-  size_ = 0;
-}
-
 Attrs& Attrs::AssignSlow(const Attrs& other) {
   if (this != &other) {
     Attrs copy(other);
@@ -352,11 +346,6 @@ void Attrs::FindFailed(std::string_view name, AttrType want) const {
 
 double Attrs::get_double(std::string_view name) const {
   return BitsToDouble(*Find(name, AttrType::kDouble));
-}
-
-Shape Attrs::get_shape(std::string_view name) const {
-  const int64_t* at = Find(name, AttrType::kShape);
-  return Shape(at + 1, static_cast<int>(at[0]));
 }
 
 std::string Attrs::get_string(std::string_view name) const {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -215,7 +216,10 @@ class Attrs {
   DType get_dtype(std::string_view name) const {
     return static_cast<DType>(*Find(name, AttrType::kDType));
   }
-  Shape get_shape(std::string_view name) const;
+  Shape get_shape(std::string_view name) const {
+    const int64_t* at = Find(name, AttrType::kShape);
+    return Shape(at + 1, static_cast<int>(at[0]));
+  }
   std::string get_string(std::string_view name) const;
   Scalar get_scalar(std::string_view name) const;
 
@@ -226,12 +230,9 @@ class Attrs {
   bool operator!=(const Attrs& other) const { return !(*this == other); }
 
   // Deprecated (one release): the integers of an op registered without attribute declarations
-  // (AttrSchema::legacy), so that an OpDef written for `const std::vector<int64_t>& attrs` still
-  // compiles. Throws Error for an op with typed attributes: read those by name.
-  [[deprecated("read attributes by name (get_int, get_ints, ...)")]] operator std::vector<int64_t>()
-      const {  // NOLINT(google-explicit-constructor)
-    return LegacyInts();
-  }
+  // (AttrSchema::legacy), what an OpDef written for `const std::vector<int64_t>& attrs` gets
+  // (extension.h). Empty without attributes; throws Error for an op with typed attributes: read
+  // those by name.
   std::vector<int64_t> LegacyInts() const;
 
  private:
@@ -311,7 +312,11 @@ class Attrs {
   int64_t* words() { return cap_ <= kInline ? inline_ : heap_; }
   void CopyFrom(const Attrs& other);
   void MoveFrom(Attrs* other) noexcept;
-  void Release() noexcept;
+  void Release() noexcept {
+    if (cap_ > kInline) std::free(heap_);
+    cap_ = kInline;
+    size_ = 0;
+  }
 
   const AttrSchema* schema_ = nullptr;
   uint32_t size_ = 0;       // words used

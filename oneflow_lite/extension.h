@@ -41,6 +41,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "oneflow_lite/attrs.h"
@@ -161,6 +163,55 @@ struct TensorMeta {
   Shape shape;
   DType dtype;
 };
+
+using OpInferFn = std::function<std::vector<TensorMeta>(const std::vector<TensorMeta>& inputs,
+                                                        const Attrs& attrs)>;
+using OpBackwardFn = std::function<std::vector<Tensor>(
+    const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs, const Attrs& attrs,
+    const std::vector<Tensor>& grad_outputs)>;
+
+// OpDef's functions. Each takes the attributes as `const Attrs&`; one written before typed
+// attributes, taking the integers of an op without declarations as `const std::vector<int64_t>&`,
+// is accepted too (deprecated, one release: it gets Attrs::LegacyInts()).
+struct OpDefInfer : OpInferFn {
+  OpDefInfer() = default;
+  template <class F,
+            std::enable_if_t<std::is_invocable_v<F&, const std::vector<TensorMeta>&, const Attrs&>,
+                             int> = 0>
+  OpDefInfer(F f) : OpInferFn(std::move(f)) {}  // NOLINT(google-explicit-constructor)
+  template <
+      class F,
+      std::enable_if_t<
+          !std::is_invocable_v<F&, const std::vector<TensorMeta>&, const Attrs&> &&
+              std::is_invocable_v<F&, const std::vector<TensorMeta>&, const std::vector<int64_t>&>,
+          int> = 0>
+  [[deprecated("take the attributes as const ofl::Attrs&")]] OpDefInfer(F f)  // NOLINT
+      : OpInferFn([f = std::move(f)](const std::vector<TensorMeta>& in, const Attrs& attrs) {
+          return f(in, attrs.LegacyInts());
+        }) {}
+};
+struct OpDefBackward : OpBackwardFn {
+  OpDefBackward() = default;
+  template <class F, std::enable_if_t<std::is_invocable_v<F&, const std::vector<Tensor>&,
+                                                          const std::vector<Tensor>&, const Attrs&,
+                                                          const std::vector<Tensor>&>,
+                                      int> = 0>
+  OpDefBackward(F f) : OpBackwardFn(std::move(f)) {}  // NOLINT(google-explicit-constructor)
+  template <class F,
+            std::enable_if_t<
+                !std::is_invocable_v<F&, const std::vector<Tensor>&, const std::vector<Tensor>&,
+                                     const Attrs&, const std::vector<Tensor>&> &&
+                    std::is_invocable_v<F&, const std::vector<Tensor>&, const std::vector<Tensor>&,
+                                        const std::vector<int64_t>&, const std::vector<Tensor>&>,
+                int> = 0>
+  [[deprecated("take the attributes as const ofl::Attrs&")]] OpDefBackward(F f)  // NOLINT
+      : OpBackwardFn([f = std::move(f)](const std::vector<Tensor>& in,
+                                        const std::vector<Tensor>& out, const Attrs& attrs,
+                                        const std::vector<Tensor>& g) {
+          return f(in, out, attrs.LegacyInts(), g);
+        }) {}
+};
+
 struct OpDef {
   std::string name;  // lower-case identifier; not a built-in op's name
   int num_inputs = 1;
@@ -170,17 +221,11 @@ struct OpDef {
   // integers (deprecated, kept one release for ops written before typed attributes).
   std::vector<AttrDef> attrs;
   // Checks inputs and attrs (throws InvalidArgument naming the op, the argument and the values)
-  // and returns the outputs' shapes and dtypes. Runs at the call, on the caller's thread. (A
-  // function taking `const std::vector<int64_t>&` for the attrs still compiles for an op without
-  // declarations, through Attrs's deprecated conversion.)
-  std::function<std::vector<TensorMeta>(const std::vector<TensorMeta>& inputs, const Attrs& attrs)>
-      infer;
+  // and returns the outputs' shapes and dtypes. Runs at the call, on the caller's thread.
+  OpDefInfer infer;
   // Optional. The gradients of the inputs (an undefined Tensor where an input gets none), written
   // with public ops. Without it, backward() through the op throws InvalidArgument naming the op.
-  std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs,
-                                    const std::vector<Tensor>& outputs, const Attrs& attrs,
-                                    const std::vector<Tensor>& grad_outputs)>
-      backward;
+  OpDefBackward backward;
 };
 // InvalidArgument for a bad or taken name, a count below 0, no infer, and an attribute whose name
 // is no lower-case identifier or is declared twice.

@@ -9,7 +9,7 @@ OpSchema MakeAddOp() {
   OpSchema op;
   op.name = "add";
   op.num_inputs = 2;
-  op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>&) {
+  op.infer = [](const std::vector<TensorMeta>& in, const Attrs&) {
     return InferBinary("add", in, /*allow_integer=*/true);
   };
   op.broadcast_inputs = true;

@@ -12,7 +12,7 @@ OpSchema MakeContiguousOp() {
   OpSchema op;
   op.name = "contiguous";
   op.view = [](const Shape& shape, const Strides& stride, DType,
-               const std::vector<int64_t>&) -> std::optional<ViewGeometry> {
+               const Attrs&) -> std::optional<ViewGeometry> {
     if (!IsContiguous(shape, stride)) return std::nullopt;  // copied, then this view of the copy
     return ViewGeometry{shape, stride, 0};
   };

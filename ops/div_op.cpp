@@ -11,7 +11,7 @@ OpSchema MakeDivOp() {
   OpSchema op;
   op.name = "div";
   op.num_inputs = 2;
-  op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>&) {
+  op.infer = [](const std::vector<TensorMeta>& in, const Attrs&) {
     return InferBinary("div", in, /*allow_integer=*/false);
   };
   op.broadcast_inputs = true;

@@ -11,7 +11,7 @@ OpSchema MakeMulOp() {
   OpSchema op;
   op.name = "mul";
   op.num_inputs = 2;
-  op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>&) {
+  op.infer = [](const std::vector<TensorMeta>& in, const Attrs&) {
     return InferBinary("mul", in, /*allow_integer=*/true);
   };
   op.broadcast_inputs = true;

@@ -9,7 +9,7 @@ OpSchema MakeSubOp() {
   OpSchema op;
   op.name = "sub";
   op.num_inputs = 2;
-  op.infer = [](const std::vector<TensorMeta>& in, const std::vector<int64_t>&) {
+  op.infer = [](const std::vector<TensorMeta>& in, const Attrs&) {
     return InferBinary("sub", in, /*allow_integer=*/true);
   };
   op.broadcast_inputs = true;
