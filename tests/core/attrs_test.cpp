@@ -120,6 +120,12 @@ TEST(AttrsTest, ErrorsNameTheOpTheAttributeAndTheValue) {
   ExpectThrowsWith([&] { a.get_int("alpha"); }, {"myop", "'alpha' is a double, read as an int"});
   ExpectThrowsWith([&] { a.get_double("beta"); }, {"myop", "no attribute 'beta'"});
   ExpectThrowsWith([&] { Attrs().get_int("x"); }, {"no attribute 'x'", "none"});
+  ExpectThrowsWith([&] { Attrs(s, std::vector<int64_t>{1}, std::vector<int64_t>{}); },
+                   {"myop", "'alpha' is a double", "the int list [1]"});
+  ExpectThrowsWith([&] { Attrs(s, Shape({2}), std::vector<int64_t>{}); },
+                   {"myop", "'alpha' is a double", "the shape [2]"});
+  ExpectThrowsWith([&] { Attrs(s, 1.0, Scalar(2.5)); },
+                   {"myop", "'dims' is an int list", "the scalar 2.5"});
   const AttrSchema t = Named("typed", {{"t", AttrType::kDType}});
   ExpectThrowsWith([&] { Attrs(t, static_cast<DType>(42)); }, {"typed", "'t'", "no dtype (42)"});
 }

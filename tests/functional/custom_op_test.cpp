@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/kernel.h"
+#include "oneflow_lite/functional/op_call.h"
 #include "ops/op_schema.h"
 #include "tests/functional/functional_test_util.h"
 #include "tests/functional/host_memory_backend.h"
@@ -248,6 +249,15 @@ TEST(CustomOpTest, AttributeErrorsNameTheOpTheAttributeAndTheValue) {
         call_op("expand", {x}, {{"sizes", 2.5}});
       },
       {"expand", "'sizes' is an int list", "the double 2.5"});
+  // The entry refuses attributes made for another op's declarations.
+  const ops::OpSchema& narrow = *ops::FindOp("narrow");
+  const ops::OpSchema& permute = *ops::FindOp("permute");
+  ExpectThrowWith<InvalidArgument>(
+      [&] { functional::Call(narrow, x, Attrs(permute.attrs, std::vector<int64_t>{0})); },
+      {"narrow", "takes the attributes dim (int), start (int), length (int)",
+       "those of op 'permute' (dims=[0])"});
+  ExpectThrowWith<InvalidArgument>([&] { functional::Call(narrow, x, Attrs()); },
+                                   {"narrow", "got none"});
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   // An op with typed attributes refuses the deprecated integers, naming what it takes.
