@@ -50,6 +50,8 @@ TEST(TraceModelTest, ReadsEveryFieldOfAnInstruction) {
   EXPECT_EQ(from_host.allocs[0].blob, 7u);
   EXPECT_EQ(from_host.allocs[0].bytes, 100);
   EXPECT_FALSE(from_host.allocs[0].hit);
+  EXPECT_EQ(from_host.attrs, "");
+  EXPECT_EQ(m.instrs[1].attrs, "sizes=[4, 5]");
   EXPECT_EQ(m.IndexOf(3), 2);
   EXPECT_EQ(m.IndexOf(99), -1);
 }

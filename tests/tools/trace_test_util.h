@@ -31,7 +31,7 @@ inline const char* kHandMadeTrace = R"json({
     {"ph": "X", "name": "copy", "cat": "OpCall", "pid": 1, "tid": 2, "ts": 10, "dur": 30,
      "args": {"id": 2, "policy": "OpCall", "op": "copy", "stream": "cpu:0/h2d",
               "reads": [7], "writes": [8], "deps": [1], "cross_stream": [true],
-              "issue": 1, "ready": 10, "start": 10, "end": 40,
+              "issue": 1, "ready": 10, "start": 10, "end": 40, "attrs": "sizes=[4, 5]",
               "allocs": [{"blob": 8, "bytes": 100, "hit": true}], "frees": []}},
     {"ph": "X", "name": "copy", "cat": "OpCall", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
      "args": {"id": 3, "policy": "OpCall", "op": "copy", "stream": "cpu:0/compute",

@@ -81,6 +81,7 @@ TEST(ChromeTraceJsonTest, HandMadeRecordsBecomeTheDocumentedEvents) {
   records.push_back(Record(5, "producer", "s/a", 1000, 2000, 3000, {3}, {false}));
   records.back().allocs.push_back({7, 100, false});
   records.back().writes = {7};
+  records.back().attrs = "sizes=[4, 5, 3]";
   records.push_back(Record(6, "consumer", "s/b", 1500, 3500, 4000, {5, 3}, {true, true}));
   records.back().issue_thread = 1;
   records.back().ready_ns = 3000;
@@ -125,12 +126,14 @@ TEST(ChromeTraceJsonTest, HandMadeRecordsBecomeTheDocumentedEvents) {
   EXPECT_EQ(p["args"]["allocs"], json::parse(R"([{"blob":7,"bytes":100,"hit":false}])"));
   EXPECT_EQ(p["args"]["writes"], json::parse("[7]"));
   EXPECT_FALSE(p["args"].contains("error"));
+  EXPECT_EQ(p["args"]["attrs"], "sizes=[4, 5, 3]");
   const json& c = t.instrs.at(6);
   EXPECT_EQ(c["tid"], 2);
   EXPECT_EQ(c["args"]["deps"], json::parse("[5,3]"));
   EXPECT_EQ(c["args"]["cross_stream"], json::parse("[true,true]"));
   EXPECT_EQ(c["args"]["issue_thread"], 1);
   EXPECT_DOUBLE_EQ(c["args"]["ready"].get<double>(), 2.5);
+  EXPECT_FALSE(c["args"].contains("attrs")) << "no attributes, no field";
   const json& f = t.instrs.at(8);
   EXPECT_EQ(f["tid"], 3);
   EXPECT_EQ(f["args"]["error"], "failing (instruction #8) failed: boom");

@@ -153,6 +153,10 @@ TEST_F(TraceRecordTest, EveryInstructionIsRecordedOnceWithOrderedTimesAndEarlier
     EXPECT_EQ(r.allocs[0].blob_id, y.impl()->blob()->id());
     EXPECT_EQ(r.allocs[0].bytes, 6 * sizeof(float));
     EXPECT_EQ(r.reads, (std::vector<uint64_t>{x.impl()->blob()->id()}));
+    EXPECT_EQ(r.attrs, "repeats=[2]") << "an OpCall's attributes, by name";
+  }
+  for (const TraceRecord& r : trace) {
+    if (r.policy != "OpCall") EXPECT_EQ(r.attrs, "") << r.op << " is no op call";
   }
 }
 
