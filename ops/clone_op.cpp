@@ -11,7 +11,7 @@ namespace {
 OpSchema MakeCloneOp() {
   OpSchema op;
   op.name = "clone";
-  op.kernel = "copy";
+  op.form = KernelForm{"copy"};
   op.infer1 = [](const TensorMeta& x, const Attrs&) { return x; };
   op.sbp = [](const GlobalCall& c) { return std::optional<Sbp>(c.in_sbp); };
   op.backward = [](const GradContext&, const std::vector<Tensor>& g) {

@@ -14,7 +14,7 @@ OpSchema MakeDivOp() {
   op.infer = [](const std::vector<TensorMeta>& in, const Attrs&) {
     return InferBinary("div", in, /*allow_integer=*/false);
   };
-  op.broadcast_inputs = true;
+  op.form = KernelForm{/*kernel=*/"", /*broadcast_inputs=*/true};
   op.save_inputs = Bit(0) | Bit(1);
   op.save_inputs_for = [](uint64_t needs) -> uint64_t {
     return Bit(1) | ((needs & Bit(1)) ? Bit(0) : 0);

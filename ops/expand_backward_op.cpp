@@ -5,6 +5,7 @@
 // to its shard of the result. Gradient: it is linear, the adjoint of expand: gg expanded to dy's
 // shape.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "oneflow_lite/error.h"
@@ -25,16 +26,17 @@ Shape InputShape(const TensorMeta& dy, const Attrs& attrs) {
 OpSchema MakeExpandBackwardOp() {
   OpSchema op;
   op.name = "expand_backward";
-  op.kernel = "reduce_sum_to";
   op.attrs = {{"input_shape", AttrType::kShape}};
   op.infer1 = [](const TensorMeta& dy, const Attrs& attrs) {
     Shape input_shape = InputShape(dy, attrs);
     (void)InferExpandBackward(dy.shape, input_shape);
     return TensorMeta{std::move(input_shape), dy.dtype};
   };
-  op.kernel_output_shape = [](const TensorMeta& x, const Attrs& attrs) {
+  KernelForm kernel{"reduce_sum_to"};
+  kernel.output_shape = [](const TensorMeta& x, const Attrs& attrs) {
     return InferExpandBackward(x.shape, attrs.get_shape("input_shape"));
   };
+  op.form = std::move(kernel);
   op.sbp = [](const GlobalCall& c) {
     return std::optional<Sbp>(InferExpandBackwardSbp(c.in_sbp, c.logical_in, c.logical_out));
   };

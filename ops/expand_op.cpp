@@ -3,6 +3,7 @@
 // kept dim moves with it, broadcast and partial_sum pass (expand is linear); each rank expands its
 // shard to the sizes with the split dim at the shard's size. Gradient: one reduce of g over the
 // broadcast dims (expand_backward), never a materialised copy.
+#include <utility>
 #include <vector>
 
 #include "oneflow_lite/functional/functional.h"
@@ -16,11 +17,13 @@ OpSchema MakeExpandOp() {
   OpSchema op;
   op.name = "expand";
   op.attrs = {{"sizes", AttrType::kInts}};
-  op.view = [](const Shape& shape, const Strides& stride, DType dtype, const Attrs& attrs) {
+  ViewForm view;
+  view.geometry = [](const Shape& shape, const Strides& stride, DType dtype, const Attrs& attrs) {
     return std::optional<ViewGeometry>(
         InferExpand(shape, stride, attrs.get_ints("sizes"), element_size(dtype)));
   };
-  op.copy_when_views_disabled = true;
+  view.copy_when_views_disabled = true;
+  op.form = std::move(view);
   op.sbp = [](const GlobalCall& c) {
     return std::optional<Sbp>(InferExpandSbp(c.logical_in, c.in_sbp, c.logical_out));
   };

@@ -27,8 +27,7 @@ OpSchema Arithmetic(const char* name, const char* of, bool division) {
   OpSchema op;
   op.name = name;
   op.num_inputs = 2;
-  op.kernel = of;
-  op.inplace = OpSchema::InPlace{/*reads_target=*/true, /*node_op=*/of};
+  op.form = InPlaceForm{/*kernel=*/of, /*reads_target=*/true, /*node_op=*/of};
   op.infer = [name = std::string(name), division](const std::vector<TensorMeta>& in, const Attrs&) {
     const DType t = in[0].dtype;
     if (t == DType::kBool) {
@@ -56,8 +55,7 @@ OpSchema MakeCopyInplace() {
   OpSchema op;
   op.name = "copy_";
   op.num_inputs = 2;
-  op.kernel = "copy";
-  op.inplace = OpSchema::InPlace{/*reads_target=*/false, /*node_op=*/""};
+  op.form = InPlaceForm{/*kernel=*/"copy", /*reads_target=*/false, /*node_op=*/""};
   op.infer = [](const std::vector<TensorMeta>& in, const Attrs&) {
     CheckSourceDType("copy_", in);
     return std::vector<TensorMeta>{in[0]};
@@ -76,9 +74,8 @@ OpSchema Fill(const char* name) {
   OpSchema op;
   op.name = name;
   op.num_inputs = 1;
-  op.kernel = "fill";
   op.attrs = {{"value", AttrType::kScalar}};
-  op.inplace = OpSchema::InPlace{/*reads_target=*/false, /*node_op=*/""};
+  op.form = InPlaceForm{/*kernel=*/"fill", /*reads_target=*/false, /*node_op=*/""};
   op.infer = [](const std::vector<TensorMeta>& in, const Attrs&) {
     return std::vector<TensorMeta>{in[0]};
   };

@@ -14,7 +14,7 @@ OpSchema MakeMulOp() {
   op.infer = [](const std::vector<TensorMeta>& in, const Attrs&) {
     return InferBinary("mul", in, /*allow_integer=*/true);
   };
-  op.broadcast_inputs = true;
+  op.form = KernelForm{/*kernel=*/"", /*broadcast_inputs=*/true};
   op.save_inputs = Bit(0) | Bit(1);
   op.save_inputs_for = [](uint64_t needs) -> uint64_t {
     return ((needs & Bit(0)) ? Bit(1) : 0) | ((needs & Bit(1)) ? Bit(0) : 0);

@@ -2,6 +2,7 @@
 // A view (ops/array_ops.h InferNarrow). Local tensors only. Gradient: zeros of x's shape with the
 // narrowed slice filled from g.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "oneflow_lite/error.h"
@@ -15,10 +16,12 @@ OpSchema MakeNarrowOp() {
   OpSchema op;
   op.name = "narrow";
   op.attrs = {{"dim", AttrType::kInt}, {"start", AttrType::kInt}, {"length", AttrType::kInt}};
-  op.view = [](const Shape& shape, const Strides& stride, DType, const Attrs& attrs) {
+  ViewForm view;
+  view.geometry = [](const Shape& shape, const Strides& stride, DType, const Attrs& attrs) {
     return std::optional<ViewGeometry>(InferNarrow(
         shape, stride, attrs.get_int("dim"), attrs.get_int("start"), attrs.get_int("length")));
   };
+  op.form = std::move(view);
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     const ArgInfo& x = ctx.input_info[0];
     Tensor dx = zeros(x.shape, x.dtype, x.device);

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "oneflow_lite/attrs.h"
@@ -74,11 +75,59 @@ using SbpFn = std::function<std::optional<Sbp>(const GlobalCall& call)>;
 using LocalAttrsFn = std::function<Attrs(const GlobalCall& call, const Sbp& out_sbp,
                                          const Shape& physical_in, const Shape& physical_out)>;
 
-// The local stage of an op call (oneflow_lite/functional/op_call.h) runs an op in one of five
-// forms, chosen by which of `inplace`, `device_copy`, `view`, `compose` and `kernel` the
-// definition fills (in that order of precedence): its kernel writing input 0's own view, a copy
-// to another device, a view of the input's storage, a composition of other ops, or one OpCall of
-// its kernel into new outputs.
+// The forms an op runs in: what the local stage of a call (oneflow_lite/functional/op_call.h) does
+// with it. A definition is exactly one of them, and what is peculiar to one op is data of its form.
+
+// One OpCall of a kernel into new outputs (`infer` or `infer1` gives their shapes and dtypes).
+struct KernelForm {
+  // The kernel's op name; empty: the op's own (RegisterOp fills it in).
+  std::string kernel;
+  // The kernel sees every input expanded (stride 0) to outputs[0]'s shape: the broadcasting of
+  // the elementwise ops.
+  bool broadcast_inputs = false;
+  // When set, the kernel sees outputs[0] as this contiguous shape (same element count), made from
+  // inputs[0]: a sum that drops its reduced dims is computed by "reduce_sum_to" into the keepdim
+  // shape.
+  std::function<Shape(const TensorMeta& in0, const Attrs& attrs)> output_shape;
+};
+
+// A view of the input's storage (single input and output, the output of the input's dtype). Where
+// the input's strides allow no view, a contiguous copy (the "copy" kernel) is viewed instead.
+struct ViewForm {
+  ViewFn geometry;
+  // OFL_DISABLE_VIEW=1 makes this view a copy through the "copy" kernel (expand).
+  bool copy_when_views_disabled = false;
+  // A call whose view is the input's own geometry returns the input itself and records nothing
+  // (contiguous of a contiguous tensor).
+  bool unchanged_returns_input = false;
+};
+
+// The ops it is made of, each a call of its own through the public op API (so on every device);
+// the whole call is recorded as one node of this op. `infer`, when set, checks the call first.
+struct ComposeForm {
+  ComposeFn compose;
+};
+
+// The kernel writes input 0's own view; the other inputs are seen as input 0's shape (broadcast).
+// `infer` checks the call and returns input 0's meta. Autograd records it as PyTorch does: refused
+// on a leaf that requires grad, and on a non-leaf it rebases the tensor's history onto a node of
+// `node_op`.
+struct InPlaceForm {
+  // The kernel's op name; empty: the op's own (RegisterOp fills it in).
+  std::string kernel;
+  // The kernel reads input 0 before writing it (add_), or only writes it (copy_, fill_).
+  bool reads_target = true;
+  // The op whose backward, saved tensors and node name the recorded call takes ("add" for add_,
+  // as PyTorch's AddBackward0); empty: this definition's own.
+  std::string node_op;
+};
+
+// A copy to the device its "device" attribute (a string) names, by the copy engines of the two
+// devices' backends (to). `infer1` checks the call.
+struct DeviceCopyForm {};
+
+using OpForm = std::variant<KernelForm, ViewForm, ComposeForm, InPlaceForm, DeviceCopyForm>;
+
 struct OpSchema {
   std::string name;
   int id =
@@ -88,52 +137,26 @@ struct OpSchema {
   // The op's attributes by name and type; a call's Attrs are made for these declarations
   // (Attrs(op.attrs, values...)). RegisterOp names them after the op.
   AttrSchema attrs;
-  // Checks the inputs and attrs and gives the outputs' shapes and dtypes (kernel and compose
-  // forms; a view op's `view` does both).
+  // What a call does with the op (above).
+  OpForm form;
+  // Checks the inputs and attrs and gives the outputs' shapes and dtypes (kernel, compose and
+  // in-place forms; a view's geometry does both).
   InferFn infer;
   // The same for a single-input, single-output op, without the vectors: a built-in op that sets it
   // runs its kernel form with no allocation beyond its output; it must check the output shape
   // (the call trusts it). RegisterOp makes `infer` from it.
   std::function<TensorMeta(const TensorMeta& in, const Attrs& attrs)> infer1;
 
-  // View form (single input and output, the output of the input's dtype).
-  ViewFn view;
-  // OFL_DISABLE_VIEW=1 makes this view op a copy through the "copy" kernel (expand).
-  bool copy_when_views_disabled = false;
-  // A call whose view is the input's own geometry returns the input itself and records nothing
-  // (contiguous of a contiguous tensor).
-  bool unchanged_returns_input = false;
+  // The form, or null when the op has another.
+  template <class Form>
+  const Form* as() const {
+    return std::get_if<Form>(&form);
+  }
+  bool is_view() const { return std::holds_alternative<ViewForm>(form); }
+  bool is_inplace() const { return std::holds_alternative<InPlaceForm>(form); }
+  // The kernel a call of this op runs: its kernel or in-place form's, "copy" for a view's copy.
+  const std::string& kernel_name() const;
 
-  // Compose form.
-  ComposeFn compose;
-
-  // Device-copy form (to): the input copied to the device its "device" attribute names, by the
-  // copy engines of the two devices' backends.
-  bool device_copy = false;
-
-  // In-place form (add_, copy_, fill_): the kernel writes input 0's own view; the other inputs
-  // are seen as input 0's shape (broadcast). `infer` checks the call and returns input 0's meta.
-  // Autograd records it as PyTorch does: refused on a leaf that requires grad, and on a
-  // non-leaf it rebases the tensor's history onto a node of `node_op`.
-  struct InPlace {
-    // The kernel reads input 0 before writing it (add_), or only writes it (copy_, fill_).
-    bool reads_target = true;
-    // The op whose backward, saved tensors and node name the recorded call takes ("add" for
-    // add_, as PyTorch's AddBackward0); empty: this definition's own.
-    std::string node_op;
-  };
-  std::optional<InPlace> inplace;
-
-  // Kernel form.
-  // The kernel's op name (defaults to `name`).
-  std::string kernel;
-  // The kernel sees every input expanded (stride 0) to outputs[0]'s shape: the broadcasting of the
-  // elementwise ops.
-  bool broadcast_inputs = false;
-  // When set, the kernel sees outputs[0] as this contiguous shape (same element count), made from
-  // inputs[0]: a sum that drops its reduced dims is computed by "reduce_sum_to" into the keepdim
-  // shape.
-  std::function<Shape(const TensorMeta& in0, const Attrs& attrs)> kernel_output_shape;
   // Which inputs and outputs the backward reads (bit i: input / output i). Only these are kept
   // alive by the graph, and their versions checked before the backward runs.
   uint64_t save_inputs = 0;

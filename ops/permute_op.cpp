@@ -1,6 +1,7 @@
 // permute(x, dims): attribute dims (int list; (a permutation of 0..ndim-1; negative ones wrap). A
 // view (ops/array_ops.h InferPermute). Local tensors only. Gradient: g permuted back by the inverse
 // permutation.
+#include <utility>
 #include <vector>
 
 #include "oneflow_lite/functional/functional.h"
@@ -13,9 +14,11 @@ OpSchema MakePermuteOp() {
   OpSchema op;
   op.name = "permute";
   op.attrs = {{"dims", AttrType::kInts}};
-  op.view = [](const Shape& shape, const Strides& stride, DType, const Attrs& attrs) {
+  ViewForm view;
+  view.geometry = [](const Shape& shape, const Strides& stride, DType, const Attrs& attrs) {
     return std::optional<ViewGeometry>(InferPermute(shape, stride, attrs.get_ints("dims")));
   };
+  op.form = std::move(view);
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     const IntList dims = ctx.attrs.get_ints("dims");
     const size_t n = dims.size();

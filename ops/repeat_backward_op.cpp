@@ -97,7 +97,7 @@ OpSchema MakeRepeatBackwardOp() {
     CheckRepeatBackward(dy.shape, a.input_shape, a.repeats);
     return std::vector<TensorMeta>{{std::move(a.input_shape), dy.dtype}};
   };
-  op.compose = Compose;
+  op.form = ComposeForm{Compose};
   op.sbp = [](const GlobalCall& c) {
     const Args a = Decode(c.attrs);
     return InferRepeatBackwardSbp(c.in_sbp, a.input_shape, a.repeats);

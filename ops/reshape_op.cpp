@@ -3,6 +3,7 @@
 // partial_sum pass, a split passes to the output dim that keeps its size and the product before it
 // (InferReshapeSbp), else x is boxed to broadcast first; each rank reshapes its shard to its
 // shard's shape. Gradient: g reshaped to x's shape.
+#include <utility>
 #include <vector>
 
 #include "oneflow_lite/functional/functional.h"
@@ -16,13 +17,15 @@ OpSchema MakeReshapeOp() {
   OpSchema op;
   op.name = "reshape";
   op.attrs = {{"shape", AttrType::kInts}};
-  op.view = [](const Shape& shape, const Strides& stride, DType,
-               const Attrs& attrs) -> std::optional<ViewGeometry> {
+  ViewForm view;
+  view.geometry = [](const Shape& shape, const Strides& stride, DType,
+                     const Attrs& attrs) -> std::optional<ViewGeometry> {
     Shape out = InferReshape(shape, attrs.get_ints("shape"));
     std::optional<Strides> s = ReshapeStrides(shape, stride, out);
     if (!s) return std::nullopt;
     return ViewGeometry{std::move(out), std::move(*s), 0};
   };
+  op.form = std::move(view);
   op.sbp = [](const GlobalCall& c) {
     return InferReshapeSbp(c.logical_in, c.in_sbp, c.logical_out);
   };

@@ -3,6 +3,7 @@
 // "reduce_sum_to" kernel into the keepdim shape (the output viewed so), with its accuracy rules.
 // Gradient: g seen with the summed dims as 1s and expanded back to x's shape (a view, no copy).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "oneflow_lite/error.h"
@@ -44,7 +45,6 @@ Shape KeepdimShape(const Shape& in, const std::vector<bool>& summed) {
 OpSchema MakeSumOp() {
   OpSchema op;
   op.name = "sum";
-  op.kernel = "reduce_sum_to";
   op.attrs = {{"dims", AttrType::kInts}, {"keepdim", AttrType::kBool}};
   op.infer1 = [](const TensorMeta& x, const Attrs& attrs) {
     CheckDType("sum", x.dtype);
@@ -59,9 +59,11 @@ OpSchema MakeSumOp() {
     }
     return TensorMeta{Shape(out), x.dtype};
   };
-  op.kernel_output_shape = [](const TensorMeta& x, const Attrs& attrs) {
+  KernelForm kernel{"reduce_sum_to"};
+  kernel.output_shape = [](const TensorMeta& x, const Attrs& attrs) {
     return KeepdimShape(x.shape, SummedDims(x.shape.ndim(), attrs));
   };
+  op.form = std::move(kernel);
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     const Shape& in = ctx.input_info[0].shape;
     const Shape keep = KeepdimShape(in, SummedDims(in.ndim(), ctx.attrs));

@@ -12,7 +12,7 @@ OpSchema MakeToOp() {
   OpSchema op;
   op.name = "to";
   op.attrs = {{"device", AttrType::kString}};
-  op.device_copy = true;
+  op.form = DeviceCopyForm{};
   op.infer1 = [](const TensorMeta& x, const Attrs&) { return x; };
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     return std::vector<Tensor>{g[0].to(ctx.input_info[0].device)};

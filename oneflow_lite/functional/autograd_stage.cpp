@@ -5,6 +5,7 @@
 // grad; on any other tensor the write is recorded as a node of the op's out-of-place form whose
 // input 0 is the tensor's history before the write, and the tensor's history becomes that node.
 #include <string>
+#include <variant>
 
 #include "oneflow_lite/autograd.h"
 #include "oneflow_lite/autograd/graph.h"
@@ -24,7 +25,7 @@ void RefuseInplace(const ops::OpSchema& op, const Tensor& target) {
                           "run it under NoGradGuard (an optimizer step) or use the out-of-place "
                           "op");
   }
-  if (m->grad_fn != nullptr && m->grad_fn->op->view) {
+  if (m->grad_fn != nullptr && m->grad_fn->op->is_view()) {
     // PyTorch rewrites the base's history here (CopySlices); this runtime does not, and a
     // recorded write into a view would give the base a wrong gradient.
     throw InvalidArgument(op.name + ": the tensor is a view (made by " +
@@ -42,8 +43,8 @@ Tensor Inplace(const ops::OpSchema& op, const std::vector<Tensor>& inputs, const
     Local(op, inputs, attrs);
     return target;
   }
-  const ops::OpSchema& node_op =
-      op.inplace->node_op.empty() ? op : ops::BuiltinOp(op.inplace->node_op.c_str());
+  const std::string& of = std::get<ops::InPlaceForm>(op.form).node_op;
+  const ops::OpSchema& node_op = of.empty() ? op : ops::BuiltinOp(of.c_str());
   PreparedInplace call(op, inputs, attrs);
   NoGradGuard inner;
   // The backward reads the tensor's value before the write: keep a copy, queued ahead of it (as
@@ -63,7 +64,7 @@ Tensor Inplace(const ops::OpSchema& op, const std::vector<Tensor>& inputs, const
 
 std::vector<Tensor> Autograd(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
                              const Attrs& attrs) {
-  if (op.inplace) return {Inplace(op, inputs, attrs)};
+  if (op.is_inplace()) return {Inplace(op, inputs, attrs)};
   if (!autograd::ShouldRecord(inputs)) return Local(op, inputs, attrs);
   std::vector<Tensor> outputs;
   {
@@ -75,7 +76,7 @@ std::vector<Tensor> Autograd(const ops::OpSchema& op, const std::vector<Tensor>&
 }
 
 Tensor Autograd(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
-  if (op.inplace) return Inplace(op, {x}, attrs);
+  if (op.is_inplace()) return Inplace(op, {x}, attrs);
   if (!autograd::ShouldRecord(x)) return Local(op, x, attrs);
   Tensor out;
   {

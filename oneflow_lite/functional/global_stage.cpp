@@ -16,8 +16,8 @@ namespace ofl::functional::stage {
 
 namespace {
 Shape LogicalOutput(const ops::OpSchema& op, const Shape& in, DType dtype, const Attrs& attrs) {
-  if (op.view) {
-    std::optional<ops::ViewGeometry> v = op.view(in, RowMajorStrides(in), dtype, attrs);
+  if (const ops::ViewForm* view = op.as<ops::ViewForm>()) {
+    std::optional<ops::ViewGeometry> v = view->geometry(in, RowMajorStrides(in), dtype, attrs);
     if (!v) throw Error(op.name + ": internal: no view of a contiguous tensor");
     return v->shape;
   }

@@ -44,7 +44,7 @@ KernelCache& MakeCache(const ops::OpSchema& op) {
   std::atomic<KernelCache*>& slot = c->caches[op.id & (kChunkSize - 1)];
   KernelCache* k = slot.load(std::memory_order_acquire);
   if (k == nullptr) {
-    k = new KernelCache(op.kernel);
+    k = new KernelCache(op.kernel_name());
     slot.store(k, std::memory_order_release);
   }
   return *k;

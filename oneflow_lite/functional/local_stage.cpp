@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 
 #include "oneflow_lite/functional/functor_util.h"
 #include "oneflow_lite/functional/kernel_lookup.h"
@@ -42,22 +43,24 @@ Tensor CopyOf(const ops::OpSchema& op, const TensorImpl& x, const Shape& shape,
   return out;
 }
 
-Tensor LocalView(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
+Tensor LocalView(const ops::OpSchema& op, const ops::ViewForm& view, const Tensor& x,
+                 const Attrs& attrs) {
   const TensorImpl& impl = ImplOf(op.name.c_str(), x);
-  std::optional<ops::ViewGeometry> g = op.view(impl.shape(), impl.stride(), impl.dtype(), attrs);
+  std::optional<ops::ViewGeometry> g =
+      view.geometry(impl.shape(), impl.stride(), impl.dtype(), attrs);
   if (!g) {
     // These strides allow no view: view a contiguous copy instead.
     Tensor c = CopyOf(op, impl, impl.shape(), impl.stride(), impl.offset());
-    if (op.unchanged_returns_input) return c;  // contiguous
+    if (view.unchanged_returns_input) return c;  // contiguous
     const TensorImpl& ci = *c.impl();
-    g = op.view(ci.shape(), ci.stride(), ci.dtype(), attrs);
+    g = view.geometry(ci.shape(), ci.stride(), ci.dtype(), attrs);
     if (!g) throw Error(op.name + ": internal: no view of a contiguous tensor");
     return Unchanged(*g, ci) ? std::move(c)
                              : MakeView(c, g->shape, std::move(g->stride),
                                         SaturatingOffset(ci.offset(), g->offset_delta));
   }
-  if (op.unchanged_returns_input && Unchanged(*g, impl)) return x;
-  if (op.copy_when_views_disabled && ViewsDisabled()) {
+  if (view.unchanged_returns_input && Unchanged(*g, impl)) return x;
+  if (view.copy_when_views_disabled && ViewsDisabled()) {
     return CopyOf(op, impl, g->shape, g->stride, SaturatingOffset(impl.offset(), g->offset_delta));
   }
   return MakeView(x, g->shape, std::move(g->stride),
@@ -65,7 +68,8 @@ Tensor LocalView(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
 }
 
 // A single-input, single-output kernel op (infer1): no vector on the way.
-Tensor LocalKernel1(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
+Tensor LocalKernel1(const ops::OpSchema& op, const ops::KernelForm& form, const Tensor& x,
+                    const Attrs& attrs) {
   const TensorImpl& impl = ImplOf(op.name.c_str(), x);
   const TensorMeta in{impl.shape(), impl.dtype()};
   const TensorMeta m = op.infer1(in, attrs);  // built-in ops only: it checks the output itself
@@ -73,8 +77,8 @@ Tensor LocalKernel1(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs
   Tensor out = NewTensor(m.shape, m.dtype, impl.device());
   const TensorImpl& o = *out.impl();
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
-    if (op.kernel_output_shape) {
-      const Shape s = op.kernel_output_shape(in, attrs);
+    if (form.output_shape) {
+      const Shape s = form.output_shape(in, attrs);
       b->OpCall(op.name, fn, {impl.arg()}, {o.arg(s, RowMajorStrides(s), 0)}, attrs);
     } else {
       b->OpCall(op.name, fn, {impl.arg()}, {o.arg()}, attrs);
@@ -105,7 +109,7 @@ std::vector<TensorMeta> InputMetas(const ops::OpSchema& op, const std::vector<Te
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorImpl& impl = ImplOf(name, inputs[i]);
     if (i > 0 && impl.device() != inputs[0].impl()->device()) {
-      if (op.inplace) {
+      if (op.is_inplace()) {
         throw InvalidArgument(op.name + ": the source is on " + impl.device().str() +
                               " but the tensor is on " + inputs[0].impl()->device().str());
       }
@@ -118,13 +122,14 @@ std::vector<TensorMeta> InputMetas(const ops::OpSchema& op, const std::vector<Te
   return metas;
 }
 
-std::vector<Tensor> LocalCompose(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                                 const std::vector<TensorMeta>& metas, const Attrs& attrs) {
+std::vector<Tensor> LocalCompose(const ops::OpSchema& op, const ops::ComposeForm& form,
+                                 const std::vector<Tensor>& inputs, const Attrs& attrs) {
+  const std::vector<TensorMeta> metas = InputMetas(op, inputs);  // devices, undefined inputs
   if (op.infer) (void)CheckedInfer(op, metas, attrs);
   std::vector<Tensor> outputs;
   {
     vm::ComposedOpName named(op.name.c_str());
-    outputs = op.compose(inputs, attrs);
+    outputs = form.compose(inputs, attrs);
   }
   if (static_cast<int>(outputs.size()) != op.num_outputs) {
     throw Error(op.name + ": internal: composed " + std::to_string(outputs.size()) +
@@ -133,9 +138,10 @@ std::vector<Tensor> LocalCompose(const ops::OpSchema& op, const std::vector<Tens
   return outputs;
 }
 
-std::vector<Tensor> LocalKernel(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                                const std::vector<TensorMeta>& metas, const Attrs& attrs) {
+std::vector<Tensor> LocalKernel(const ops::OpSchema& op, const ops::KernelForm& form,
+                                const std::vector<Tensor>& inputs, const Attrs& attrs) {
   const char* name = op.name.c_str();
+  const std::vector<TensorMeta> metas = InputMetas(op, inputs);
   const Device device = inputs[0].impl()->device();
   std::vector<TensorMeta> out_metas = CheckedInfer(op, metas, attrs);
   kernels::KernelFn fn = KernelFor(op, device.type());
@@ -148,7 +154,7 @@ std::vector<Tensor> LocalKernel(const ops::OpSchema& op, const std::vector<Tenso
   out_args.reserve(outputs.size());
   for (const Tensor& x : inputs) {
     const TensorImpl& impl = *x.impl();
-    if (op.broadcast_inputs && impl.shape() != out_metas[0].shape) {
+    if (form.broadcast_inputs && impl.shape() != out_metas[0].shape) {
       const Shape& to = out_metas[0].shape;
       in_args.push_back(impl.arg(to, ops::BroadcastStrides(name, impl.shape(), impl.stride(), to),
                                  impl.offset()));
@@ -158,8 +164,8 @@ std::vector<Tensor> LocalKernel(const ops::OpSchema& op, const std::vector<Tenso
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const TensorImpl& impl = *outputs[i].impl();
-    if (i == 0 && op.kernel_output_shape) {
-      const Shape s = op.kernel_output_shape(metas[0], attrs);
+    if (i == 0 && form.output_shape) {
+      const Shape s = form.output_shape(metas[0], attrs);
       out_args.push_back(impl.arg(s, RowMajorStrides(s), 0));
     } else {
       out_args.push_back(impl.arg());
@@ -222,7 +228,7 @@ PreparedInplace::PreparedInplace(const ops::OpSchema& op, const std::vector<Tens
   }
   fn_ = KernelFor(op, target_.device().type());
   in_args_.reserve(inputs.size());
-  if (op.inplace->reads_target) in_args_.push_back(target_.arg());
+  if (std::get<ops::InPlaceForm>(op.form).reads_target) in_args_.push_back(target_.arg());
   const Shape& shape = target_.shape();
   for (size_t i = 1; i < inputs.size(); ++i) {
     const TensorImpl& src = *inputs[i].impl();
@@ -252,9 +258,11 @@ void PreparedInplace::Issue() {
 }
 
 Tensor Local(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
-  if (op.device_copy) return LocalDeviceCopy(op, x, attrs);
-  if (op.view) return LocalView(op, x, attrs);
-  if (op.infer1 && !op.compose && !op.inplace) return LocalKernel1(op, x, attrs);
+  if (const ops::KernelForm* kernel = op.as<ops::KernelForm>(); kernel && op.infer1) {
+    return LocalKernel1(op, *kernel, x, attrs);
+  }
+  if (const ops::ViewForm* view = op.as<ops::ViewForm>()) return LocalView(op, *view, x, attrs);
+  if (op.as<ops::DeviceCopyForm>()) return LocalDeviceCopy(op, x, attrs);
   std::vector<Tensor> out = Local(op, std::vector<Tensor>{x}, attrs);
   if (out.size() != 1) {
     throw Error(op.name + ": internal: called for one output, the op has " +
@@ -263,18 +271,36 @@ Tensor Local(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
   return std::move(out[0]);
 }
 
-std::vector<Tensor> Local(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                          const Attrs& attrs) {
-  if (op.inplace) {
+namespace {
+// The local stage of each form.
+struct RunForm {
+  const ops::OpSchema& op;
+  const std::vector<Tensor>& inputs;
+  const Attrs& attrs;
+
+  std::vector<Tensor> operator()(const ops::KernelForm& f) const {
+    return LocalKernel(op, f, inputs, attrs);
+  }
+  std::vector<Tensor> operator()(const ops::ViewForm& f) const {
+    return {LocalView(op, f, inputs[0], attrs)};
+  }
+  std::vector<Tensor> operator()(const ops::ComposeForm& f) const {
+    return LocalCompose(op, f, inputs, attrs);
+  }
+  std::vector<Tensor> operator()(const ops::InPlaceForm&) const {
     PreparedInplace call(op, inputs, attrs);
     call.Issue();
     return {inputs[0]};
   }
-  if (op.device_copy) return {LocalDeviceCopy(op, inputs[0], attrs)};
-  if (op.view) return {LocalView(op, inputs[0], attrs)};
-  const std::vector<TensorMeta> metas = InputMetas(op, inputs);
-  if (op.compose) return LocalCompose(op, inputs, metas, attrs);
-  return LocalKernel(op, inputs, metas, attrs);
+  std::vector<Tensor> operator()(const ops::DeviceCopyForm&) const {
+    return {LocalDeviceCopy(op, inputs[0], attrs)};
+  }
+};
+}  // namespace
+
+std::vector<Tensor> Local(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
+                          const Attrs& attrs) {
+  return std::visit(RunForm{op, inputs, attrs}, op.form);
 }
 
 }  // namespace ofl::functional::stage

@@ -33,11 +33,6 @@ bool AnyGlobal(const std::vector<Tensor>& inputs) {
 
 std::vector<Tensor> Call(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
                          const Attrs& attrs) {
-  if (!op.infer && !op.view && !op.compose) {
-    throw InvalidArgument(op.name +
-                          ": this built-in op has no generic form; call its own function (" +
-                          (op.name == "to" ? "Tensor::to" : "ofl::" + op.name) + ")");
-  }
   if (static_cast<int>(inputs.size()) != op.num_inputs) {
     throw InvalidArgument(op.name + ": expects " + std::to_string(op.num_inputs) + " input" +
                           (op.num_inputs == 1 ? "" : "s") + ", got " +

@@ -74,7 +74,6 @@ std::vector<Tensor> call_op(const std::string& name, const std::vector<Tensor>& 
   if (op.attrs.legacy() && attrs.empty()) {
     return functional::Call(op, inputs, Attrs(op.attrs, std::vector<int64_t>{}));
   }
-  if (op.attrs.size() == 0 && attrs.empty()) return functional::Call(op, inputs, Attrs());
   return functional::Call(op, inputs, Attrs(op.attrs, attrs.list()));
 }
 
