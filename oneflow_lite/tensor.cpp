@@ -6,6 +6,12 @@
 
 namespace ofl {
 
+// Every live tensor holds one: the version counter sits in the blob's last 4 bytes, so a storage
+// costs what its blob does (docs/benchmarks.md).
+static_assert(sizeof(void*) != 8 || sizeof(Storage) <= 96,
+              "Storage grew past 96 bytes: a live tensor's storage no longer fits 112 bytes with "
+              "its shared_ptr control block");
+
 void StorageRef::ReleaseLast() noexcept { vm::VirtualMachine::Get().Release(std::move(blob_)); }
 
 vm::BlobArg TensorImpl::arg() const { return arg(shape_, stride_, offset_); }

@@ -19,15 +19,32 @@ namespace autograd {
 struct AutogradMeta;
 }
 
-// A tensor's hold on its storage (the blob); the views of a tensor share it. The holds are counted
-// in the blob itself (EagerBlobObject::AddTensorRef), so a storage costs no object of its own. When
-// the last hold goes, it hands the blob to VirtualMachine::Release, which orders the free after
-// every instruction still using the blob.
+// A tensor's storage, shared by its views: the VM's blob (its memory, the dependences of the
+// instructions that touch it, the tensors' holds on it) and what the tensors keep per storage
+// above the VM, the version counter (as c10's VariableVersion). One object: the counter fills the
+// blob's last 4 bytes, so a storage costs no allocation beyond its blob's (docs/benchmarks.md).
+class Storage final : public vm::EagerBlobObject {
+ public:
+  using vm::EagerBlobObject::EagerBlobObject;
+
+  // Bumped by every in-place op on the storage at the call (the in-place form of the local
+  // stage); read by a backward to find the tensors it saved that were changed since.
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void BumpVersion() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint32_t> version_{0};
+};
+
+// A tensor's hold on its storage; the views of a tensor share it. The holds are counted in the
+// blob itself (EagerBlobObject::AddTensorRef), so a storage costs no object of its own. When the
+// last hold goes, it hands the blob to VirtualMachine::Release, which orders the free after every
+// instruction still using the blob.
 class StorageRef {
  public:
   StorageRef() = default;
-  // The blob's first hold (no tensor held it before).
-  explicit StorageRef(vm::BlobPtr blob) : blob_(std::move(blob)) {
+  // The storage's first hold (no tensor held it before).
+  explicit StorageRef(std::shared_ptr<Storage> storage) : blob_(std::move(storage)) {
     if (blob_) blob_->AddTensorRef();
   }
   StorageRef(const StorageRef& other) : blob_(other.blob_) {
@@ -43,6 +60,8 @@ class StorageRef {
   }
 
   const vm::BlobPtr& blob() const { return blob_; }
+  // The storage held (a StorageRef is made from one only, so the blob is one).
+  Storage* operator->() const { return static_cast<Storage*>(blob_.get()); }
   explicit operator bool() const { return blob_ != nullptr; }
   friend bool operator==(const StorageRef& a, const StorageRef& b) { return a.blob_ == b.blob_; }
   friend bool operator!=(const StorageRef& a, const StorageRef& b) { return a.blob_ != b.blob_; }

@@ -16,9 +16,9 @@ static_assert(sizeof(void*) != 8 || sizeof(EagerBlobObject) <= 96,
 
 EagerBlobObject::EagerBlobObject(Device device, size_t bytes, Stream* producer, DType dtype)
     : bytes_(bytes),
-      id_(static_cast<uint32_t>(VirtualMachine::Get().NewBlobId())),
       producer_(producer),
-      dtype_(static_cast<uint8_t>(dtype)) {
+      dtype_(static_cast<uint8_t>(dtype)),
+      id_(static_cast<uint32_t>(VirtualMachine::Get().NewBlobId())) {
   if (producer == nullptr || producer->device() != device) {
     throw std::logic_error("EagerBlobObject: the producer stream must be a stream of " +
                            device.str());

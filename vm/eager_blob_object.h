@@ -99,26 +99,19 @@ class EagerBlobObject {
   // How many tensors hold the blob now (exact only when no other thread can copy or drop one).
   uint32_t tensor_refs() const { return tensor_refs_.load(std::memory_order_acquire); }
 
-  // The storage's version counter (autograd): bumped by every in-place op on the storage at the
-  // call, read by a backward to find tensors it saved that were changed since.
-  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
-  void BumpVersion() { version_.fetch_add(1, std::memory_order_relaxed); }
-
   // Link in an instruction's list of blobs to free once it has run (see VirtualMachine::Release).
   EagerBlobObject* next_release = nullptr;
 
  private:
   void ReleaseExternal() noexcept;  // Free of an external blob
 
-  // One live tensor costs one of these, so it is kept small (96 bytes, a 112-byte allocation with
-  // its control block): the device comes from the producer stream, and the fields the issuing side
-  // writes (dep_, issued_) share cache lines with the ones a worker writes (block_, life_,
-  // error_). Each side writes its fields a few times in the blob's life, so the lines seldom move.
+  // One live tensor costs one of these, so it is kept small (92 bytes of fields, 96 with the tail
+  // that a tensor's storage, ofl::Storage, fills with its version counter; a 112-byte allocation
+  // with the control block): the device comes from the producer stream, and the fields the
+  // issuing side writes (dep_, issued_) share cache lines with the ones a worker writes (block_,
+  // life_, error_). Each side writes its fields a few times in the blob's life, so the lines
+  // seldom move.
   size_t bytes_;
-  // The trace's name for the blob: 32 bits (it wraps after 4 billion blobs, far more than a
-  // trace holds), so that the version counter fits beside it.
-  uint32_t id_;
-  std::atomic<uint32_t> version_{0};
   Stream* producer_;  // never null
   Dependence dep_;    // written by the issuing side
   // An external blob has a block_ (CachingAllocator::NewExternalBlock) and no pool_.
@@ -131,6 +124,9 @@ class EagerBlobObject {
   std::atomic<bool> has_error_{false};
   uint8_t dtype_;
   std::atomic<uint32_t> tensor_refs_{0};
+  // The trace's name for the blob: 32 bits (it wraps after 4 billion blobs, far more than a
+  // trace holds), last, so that the 4 bytes after it are free for a derived class.
+  uint32_t id_;
 };
 
 using BlobPtr = std::shared_ptr<EagerBlobObject>;

@@ -155,7 +155,7 @@ struct Run {
                      const char* what) {
       for (size_t i = 0; i < saved.size(); ++i) {
         if (!saved[i].defined()) continue;
-        const uint32_t now = saved[i].impl()->blob()->version();
+        const uint32_t now = saved[i].impl()->storage()->version();
         if (now != versions[i]) {
           throw Error(
               "backward: one of the tensors needed for gradient computation has been modified by "

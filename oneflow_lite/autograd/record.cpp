@@ -63,7 +63,7 @@ std::shared_ptr<Node> NewNode(const ops::OpSchema& op, const std::vector<Tensor>
     if (save_inputs & ops::Bit(static_cast<int>(i))) {
       const Tensor& saved = i == 0 && before.defined() ? before : x;
       node->saved_inputs[i] = Detached(saved);
-      node->input_versions[i] = saved.impl()->blob()->version();
+      node->input_versions[i] = saved.impl()->storage()->version();
     }
     AutogradMeta* m = x.impl()->autograd();
     if (m == nullptr) continue;
@@ -90,7 +90,7 @@ void AttachOutputs(const std::shared_ptr<Node>& node, const std::vector<Tensor>&
     node->output_info.push_back(InfoOf(y));
     if (op.save_outputs & ops::Bit(static_cast<int>(i))) {
       node->saved_outputs[i] = Detached(y);
-      node->output_versions[i] = y.impl()->blob()->version();
+      node->output_versions[i] = y.impl()->storage()->version();
     }
   }
   // Last: the outputs own the node (and nothing the node holds owns them).

@@ -160,7 +160,7 @@ void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
 
 Tensor Tensor::detach() const { return autograd::Detached(*this); }
 
-int64_t Tensor::version() const { return Get().blob()->version(); }
+int64_t Tensor::version() const { return Get().storage()->version(); }
 
 std::string Tensor::grad_fn_name() const {
   const autograd::AutogradMeta* m = Get().autograd();

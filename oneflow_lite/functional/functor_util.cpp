@@ -9,7 +9,7 @@ Tensor NewTensor(const Shape& shape, DType dtype, const Device& device) {
   vm::Stream* stream =
       vm::VirtualMachine::Get().devices().GetStream(device);  // DeviceError if unusable
   const size_t bytes = static_cast<size_t>(shape.numel()) * element_size(dtype);
-  StorageRef storage(MakeShared<vm::EagerBlobObject>(device, bytes, stream, dtype));
+  StorageRef storage(MakeShared<Storage>(device, bytes, stream, dtype));
   return Tensor(MakeShared<TensorImpl>(shape, RowMajorStrides(shape), 0, std::move(storage)));
 }
 

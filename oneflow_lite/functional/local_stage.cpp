@@ -253,7 +253,7 @@ void PreparedInplace::Issue() {
   vm::PhysicalRun([&](vm::InstructionsBuilder* b) {
     b->OpCall(op_.name, fn_, std::move(in_args_), {target_.arg()}, attrs_);
   });
-  target_.blob()->BumpVersion();
+  target_.storage()->BumpVersion();
   copies_.clear();
 }
 

@@ -160,7 +160,7 @@ Tensor from_blob(void* data, const Shape& shape, const std::vector<int64_t>& str
   }
   vm::Stream* stream =
       vm::VirtualMachine::Get().devices().GetStream(device);  // DeviceError if unusable
-  auto blob = MakeShared<vm::EagerBlobObject>(device, static_cast<size_t>(bytes), stream, dtype);
+  auto blob = MakeShared<Storage>(device, static_cast<size_t>(bytes), stream, dtype);
   Tensor out(MakeShared<TensorImpl>(shape, Strides(strides), storage_offset, StorageRef(blob)));
   // Last, so that nothing can throw after the blob owns on_release: a tensor dying before this
   // line leaves on_release uncalled.

@@ -250,6 +250,12 @@ TEST(ReleaseTensorTest, StorageHoldsCountCopiesMovesAndAssignments) {
   StorageRef c(std::move(b));
   EXPECT_FALSE(b);  // NOLINT(bugprone-use-after-move): a moved-from hold is empty
   EXPECT_TRUE(c == a);
+  // One storage: its version counter (above the VM, in ofl::Storage) is the one every hold and
+  // every view of the tensor reads.
+  x.narrow(0, 0, 1).add_(1.0);
+  EXPECT_EQ(a->version(), 1u);
+  EXPECT_EQ(c->version(), 1u);
+  EXPECT_EQ(x.version(), 1);
   const StorageRef& same = a;
   a = same;  // self-assignment
   x = Tensor();

@@ -145,7 +145,7 @@ class Gate {
 // A tensor whose storage is first written (and allocated) on `stream`.
 Tensor TensorOn(const Shape& shape, DType dtype, vm::Stream* stream) {
   const size_t bytes = static_cast<size_t>(shape.numel()) * element_size(dtype);
-  StorageRef storage(std::make_shared<vm::EagerBlobObject>(stream->device(), bytes, stream, dtype));
+  StorageRef storage(std::make_shared<Storage>(stream->device(), bytes, stream, dtype));
   return Tensor(std::make_shared<TensorImpl>(shape, RowMajorStrides(shape), 0, std::move(storage)));
 }
 
