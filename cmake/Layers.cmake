@@ -29,7 +29,8 @@ foreach(_h ${_ofl_core_headers})
 endforeach()
 
 # ofl_include_view(NAME PATHS...): include_views/NAME/<path> -> <source>/<path> for each path (a
-# file or a folder); oneflow_lite/version.h, generated into the build tree, is in every view.
+# file or a folder); oneflow_lite/version.h and the op table's declarations
+# (oneflow_lite/generated/, cmake/Codegen.cmake), made in the build tree, are in every view.
 function(ofl_include_view name)
   set(_root ${PROJECT_BINARY_DIR}/include_views/${name})
   file(REMOVE_RECURSE ${_root})
@@ -41,6 +42,8 @@ function(ofl_include_view name)
   file(MAKE_DIRECTORY ${_root}/oneflow_lite)
   file(CREATE_LINK ${PROJECT_BINARY_DIR}/include/oneflow_lite/version.h
     ${_root}/oneflow_lite/version.h SYMBOLIC)
+  file(CREATE_LINK ${PROJECT_BINARY_DIR}/include/oneflow_lite/generated
+    ${_root}/oneflow_lite/generated SYMBOLIC)
 endfunction()
 
 ofl_include_view(core ${_ofl_core_view})
@@ -81,6 +84,7 @@ function(ofl_layer name view)
   add_library(ofl_${name} OBJECT ${ARGN})
   target_include_directories(ofl_${name} PRIVATE ${view})
   target_link_libraries(ofl_${name} PRIVATE ofl_layer_settings)
+  add_dependencies(ofl_${name} ofl_codegen)  # the op table's headers, before anything compiles
 endfunction()
 
 file(GLOB _ofl_top_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/oneflow_lite/*.cpp)
@@ -124,7 +128,7 @@ ofl_layer(kernels ${PROJECT_BINARY_DIR}/include_views/kernels ${_ofl_kernels_sou
 ofl_layer(vm ${PROJECT_BINARY_DIR}/include_views/vm ${_ofl_vm_sources})
 ofl_layer(ops ${PROJECT_BINARY_DIR}/include_views/ops ${_ofl_ops_sources})
 ofl_layer(api "${PROJECT_SOURCE_DIR};${PROJECT_BINARY_DIR}/include" ${_ofl_api_sources}
-  ${_ofl_api_more})
+  ${_ofl_api_more} ${OFL_GENERATED_API_SOURCES})
 if(OFL_HAVE_CUDA)
   # One CUDA runtime in the process: the shared libcudart, not also the static one CMake adds by
   # default for targets with .cu sources.

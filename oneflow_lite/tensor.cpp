@@ -80,17 +80,6 @@ bool Tensor::is_set_to(const Tensor& other) const {
          a.stride_vector() == b.stride_vector() && shape() == other.shape();
 }
 
-Tensor Tensor::contiguous() const { return ofl::contiguous(*this); }
-Tensor Tensor::expand(const std::vector<int64_t>& sizes) const { return ofl::expand(*this, sizes); }
-Tensor Tensor::repeat(const std::vector<int64_t>& r) const { return ofl::repeat(*this, r); }
-Tensor Tensor::reshape(const std::vector<int64_t>& s) const { return ofl::reshape(*this, s); }
-Tensor Tensor::view(const std::vector<int64_t>& s) const { return ofl::view(*this, s); }
-Tensor Tensor::clone() const { return ofl::clone(*this); }
-Tensor Tensor::permute(const std::vector<int64_t>& d) const { return ofl::permute(*this, d); }
-Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
-  return ofl::narrow(*this, dim, start, length);
-}
-
 namespace detail {
 void ThrowDTypeMismatch(const char* op, DType requested, DType actual) {
   throw InvalidArgument(std::string(op) + ": requested element type " + to_string(requested) +

@@ -56,21 +56,12 @@ class Tensor {
   // is not CUDA (sim), and for a global tensor.
   void* data_ptr() const;
 
-  Tensor contiguous() const;
   // A copy on `device` (this tensor itself when it is already there), as torch's Tensor.to(device).
   // Queued like any op: returns at once.
   Tensor to(const Device& device) const;
-  Tensor expand(const std::vector<int64_t>& sizes) const;
-  Tensor repeat(const std::vector<int64_t>& repeats) const;
-  Tensor reshape(const std::vector<int64_t>& shape) const;
-  Tensor view(const std::vector<int64_t>& shape) const;
-  Tensor clone() const;
-  Tensor permute(const std::vector<int64_t>& dims) const;
-  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
-  // The sum of every element (a 0-dim tensor), or over `dims` (negative dims wrap; no duplicates),
-  // keeping them as size-1 dims when keepdim is true. As ofl::sum.
-  Tensor sum() const;
-  Tensor sum(const std::vector<int64_t>& dims, bool keepdim = false) const;
+  // The op table's methods (ops/op_table.py): expand, repeat, reshape, view, permute, narrow,
+  // contiguous, clone, sum(dims = {}, keepdim = false), ...; each as the ofl:: function.
+#include "oneflow_lite/generated/tensor_methods.inc"
 
   // In-place ops: each writes this tensor's view, returns *this and bumps the storage's version
   // counter. On a tensor that requires grad they throw InvalidArgument unless grad mode is off

@@ -13,6 +13,10 @@
 #include "oneflow_lite/shape.h"
 #include "oneflow_lite/tensor.h"
 
+// The op table's functions (ops/op_table.py, generated): expand, repeat, reshape, view, permute,
+// narrow, contiguous, clone, add, sub, mul, div, sum, expand_backward, repeat_backward, ...
+#include "oneflow_lite/generated/functions.h"
+
 namespace ofl {
 
 Tensor empty(const Shape& shape, DType dtype = DType::kFloat32,
@@ -44,34 +48,13 @@ Tensor from_blob(void* data, const Shape& shape, const std::vector<int64_t>& str
                  int64_t storage_offset, DType dtype, const Device& device,
                  std::function<void()> on_release);
 
-Tensor expand(const Tensor& x, const std::vector<int64_t>& sizes);
-Tensor repeat(const Tensor& x, const std::vector<int64_t>& repeats);
-Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape);  // one -1 allowed
-// reshape that never copies: InvalidArgument where x's strides allow no view of the new shape.
-Tensor view(const Tensor& x, const std::vector<int64_t>& shape);
-Tensor permute(const Tensor& x, const std::vector<int64_t>& dims);
-Tensor narrow(const Tensor& x, int64_t dim, int64_t start, int64_t length);
-Tensor contiguous(const Tensor& x);
-Tensor clone(const Tensor& x);  // always a new row-major copy; gradient g
-// Elementwise, with PyTorch's broadcasting: the operands are expanded (stride 0, no copy) to their
-// common shape. Both operands have the same dtype (no promotion; InvalidArgument naming both) and
-// device; bool is refused, and so is div of integer tensors. A number takes the tensor's dtype
-// (no promotion: int64 + 2.5 adds 2), exactly for an integer one, and InvalidArgument where the
-// dtype cannot hold it (Scalar::fits: "add: value 300 cannot be converted to type uint8 without
-// overflow").
-Tensor add(const Tensor& a, const Tensor& b);
-Tensor sub(const Tensor& a, const Tensor& b);
-Tensor mul(const Tensor& a, const Tensor& b);
-Tensor div(const Tensor& a, const Tensor& b);
+// The arithmetic ops with a number: it takes the tensor's dtype (no promotion: int64 + 2.5 adds 2),
+// exactly for an integer one, and InvalidArgument where the dtype cannot hold it (Scalar::fits:
+// "add: value 300 cannot be converted to type uint8 without overflow").
 Tensor add(const Tensor& a, Scalar b);
 Tensor sub(const Tensor& a, Scalar b);
 Tensor mul(const Tensor& a, Scalar b);
 Tensor div(const Tensor& a, Scalar b);
-// The sum of every element, as a 0-dim tensor.
-Tensor sum(const Tensor& x);
-// The sum over `dims` (negative dims wrap; a duplicate is an error), which are dropped from the
-// shape unless keepdim. Floats accumulate in double and bool is refused, as reduce_sum_to.
-Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
 // Every element the value converted to dtype: exactly for an integer (2^62 + 1 into int64), a
 // double truncated toward zero (2.7 is 2), rounded to nearest for a floating dtype.
 // InvalidArgument, naming the call, where the dtype cannot hold the value (Scalar::fits: 300 or
@@ -82,12 +65,6 @@ Tensor zeros(const Shape& shape, DType dtype = DType::kFloat32,
              const Device& device = Device(DeviceType::kCPU, 0));
 Tensor ones(const Shape& shape, DType dtype = DType::kFloat32,
             const Device& device = Device(DeviceType::kCPU, 0));
-
-// Sums dy over the dims that expand broadcast; the result has input_shape.
-Tensor expand_backward(const Tensor& dy, const Shape& input_shape);
-// Sums dy over the tiles of repeat(input, repeats); the result has input_shape.
-Tensor repeat_backward(const Tensor& dy, const Shape& input_shape,
-                       const std::vector<int64_t>& repeats);
 
 // Waits for all issued work; re-throws the first error raised inside the VM not yet reported.
 void sync();

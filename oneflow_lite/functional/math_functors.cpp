@@ -1,7 +1,7 @@
-// The arithmetic ops (add, sub, mul, div and their operators, a number operand taken exactly as
-// an ofl::Scalar), sum, the filled tensors (full, zeros, ones) and the in-place ops, each a call
-// of its op's definition (op_call.h); the in-place ones are definitions of their own
-// (ops/inplace_ops.cpp).
+// The arithmetic ops with a number operand (taken exactly as an ofl::Scalar) and the operators,
+// the filled tensors (full, zeros, ones) and the in-place ops, each a call of its op's definition
+// (op_call.h); the in-place ones are definitions of their own (ops/inplace_ops.cpp). The
+// tensor-tensor functions are generated from the op table (ops/op_table.py).
 #include <string>
 #include <vector>
 
@@ -64,10 +64,6 @@ Tensor InplaceScalar(const char* op, const Tensor& self, const Scalar& value) {
 
 }  // namespace
 
-Tensor add(const Tensor& a, const Tensor& b) { return Call(OFL_BUILTIN("add"), {a, b}, {})[0]; }
-Tensor sub(const Tensor& a, const Tensor& b) { return Call(OFL_BUILTIN("sub"), {a, b}, {})[0]; }
-Tensor mul(const Tensor& a, const Tensor& b) { return Call(OFL_BUILTIN("mul"), {a, b}, {})[0]; }
-Tensor div(const Tensor& a, const Tensor& b) { return Call(OFL_BUILTIN("div"), {a, b}, {})[0]; }
 Tensor add(const Tensor& a, Scalar b) { return add(a, ScalarLike("add", a, b)); }
 Tensor sub(const Tensor& a, Scalar b) { return sub(a, ScalarLike("sub", a, b)); }
 Tensor mul(const Tensor& a, Scalar b) { return mul(a, ScalarLike("mul", a, b)); }
@@ -93,18 +89,6 @@ Tensor operator-(const Tensor& a) {
     throw InvalidArgument("neg: negation, the `-` operator, on a bool tensor is not supported");
   }
   return mul(a, -1);  // -1 is uint8's 255: the two's-complement negation, as PyTorch
-}
-
-Tensor sum(const Tensor& x) { return sum(x, {}, false); }
-
-Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
-  const ops::OpSchema& op = OFL_BUILTIN("sum");
-  return Call(op, x, Attrs(op.attrs, dims, keepdim));  // no dims: every dim, as PyTorch
-}
-
-Tensor Tensor::sum() const { return ofl::sum(*this); }
-Tensor Tensor::sum(const std::vector<int64_t>& dims, bool keepdim) const {
-  return ofl::sum(*this, dims, keepdim);
 }
 
 Tensor full(const Shape& shape, Scalar value, DType dtype, const Device& device) {

@@ -48,17 +48,15 @@ from . import _tensor  # adds the Python-written Tensor methods
 from ._exit import init_distributed  # also installs the job's exit hook
 from ._creation import tensor, from_numpy, from_dlpack
 from ._functions import (
-    expand,
-    repeat,
-    reshape,
-    permute,
-    sum,
     add,
     sub,
     mul,
     div,
     memory_snapshot,
 )
+# The op table's module functions (ops/op_table.py): expand, repeat, reshape, permute, narrow,
+# sum, ...
+globals().update({_name: getattr(_C, _name) for _name in _C._op_functions})
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import autograd, sbp, trace
 

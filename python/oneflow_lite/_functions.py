@@ -1,29 +1,10 @@
-"""The module functions that take a tensor first (ofl.expand(x, ...), ofl.add(a, b), ...) and
-memory_snapshot."""
+"""The module functions written in Python: add, sub, mul and div (a tensor or a number as either
+operand, through the operators) and memory_snapshot. The op table's functions (ofl.expand,
+ofl.sum, ...) are generated (ops/op_table.py)."""
 
 import json
 
 from . import _C
-
-
-def expand(x, *sizes):
-    return _operand(x, "expand").expand(*sizes)
-
-
-def repeat(x, *sizes):
-    return _operand(x, "repeat").repeat(*sizes)
-
-
-def reshape(x, *shape):
-    return _operand(x, "reshape").reshape(*shape)
-
-
-def permute(x, *dims):
-    return _operand(x, "permute").permute(*dims)
-
-
-def sum(x, dim=None, keepdim=False):
-    return _operand(x, "sum").sum(dim=dim, keepdim=keepdim)
 
 
 def _operand(a, fn):

@@ -186,9 +186,11 @@ void BindRuntime(nb::module_& m);
 void BindGlobal(nb::module_& m);
 void BindDlpack(nb::module_& m);
 void BindBenchCalls(nb::module_& m);  // bench_calls.cpp: for tools/bench/python_bench.py
-// Replaces Tensor.expand/repeat/reshape/view/permute and ofl.empty/zeros/ones with their fast
-// forms (fastcall.cpp); after BindTensor and BindFunctions.
+// Tensor.detach and backward and ofl.empty/zeros/ones as vectorcall functions (fastcall.cpp);
+// after BindTensor and BindFunctions.
 void BindFastCalls(nb::module_& m, nb::handle tensor_type);
+// The op table's methods and functions (generated/python_ops.cpp, from ops/op_table.py).
+void BindOpTable(nb::module_& m, nb::handle tensor_type);
 
 }  // namespace ofl::python
 

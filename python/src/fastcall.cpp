@@ -1,17 +1,15 @@
-// The hottest calls as raw CPython vectorcall functions: Tensor.expand, repeat, reshape, view and
-// permute with their sizes as *ints or one sequence; contiguous, clone and detach; sum(dim=None,
-// keepdim=False); backward(gradient=None, retain_graph=False); and ofl.empty, zeros and ones with
-// (*size, dtype=, device=, requires_grad=). They skip the argument tuple and the overload dispatch
-// of a nanobind function, which cost more than the op's own bookkeeping on tiny tensors
-// (docs/benchmarks.md, "From Python": the Python layer's cost per call). The other methods are
-// nanobind's.
+// The hand-written vectorcall functions: Tensor.detach() and backward(gradient=None,
+// retain_graph=False), and ofl.empty, zeros and ones with (*size, dtype=, device=,
+// requires_grad=). The op table's methods and functions are generated (generated/python_ops.cpp);
+// both skip the argument tuple and the overload dispatch of a nanobind function, which cost more
+// than the op's own bookkeeping on tiny tensors (docs/benchmarks.md, "From Python": the Python
+// layer's cost per call), and read their arguments with arg_parser.h.
 #include <Python.h>
 
-#include <cstring>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
+#include "python/src/arg_parser.h"
 #include "python/src/bindings.h"
 
 namespace ofl::python {
@@ -47,31 +45,6 @@ PyObject* RaiseCurrent() {
 
 namespace {
 
-// *ints or one tuple/list of ints, as ArgInts does for a nanobind argument tuple, in a vector the
-// thread keeps, so that a call allocates nothing for its sizes: valid until this thread's next
-// FastInts (the op it is passed to never calls back into Python). An argument's __index__ may
-// call back into oneflow_lite, and so into FastInts on this thread: the sizes are parsed into
-// memory of this call's own and stored in the thread's vector only once every one is read.
-const std::vector<int64_t>& FastInts(PyObject* const* args, Py_ssize_t nargs, const char* fn,
-                                     const char* arg) {
-  static thread_local std::vector<int64_t> out;
-  if (nargs == 1 && (PyTuple_Check(args[0]) || PyList_Check(args[0]))) {
-    out = ArgIntSequence(args[0], fn, arg);
-    return out;
-  }
-  constexpr Py_ssize_t kFew = 8;
-  if (nargs <= kFew) {
-    int64_t dims[kFew];
-    for (Py_ssize_t i = 0; i < nargs; ++i) dims[i] = ArgInt(args[i], fn, arg);
-    out.assign(dims, dims + nargs);
-    return out;
-  }
-  std::vector<int64_t> many(static_cast<size_t>(nargs));
-  for (Py_ssize_t i = 0; i < nargs; ++i) many[i] = ArgInt(args[i], fn, arg);
-  out = std::move(many);
-  return out;
-}
-
 // A size as *ints or one tuple/list of ints, made in place when it has few dims (no vector).
 Shape FastShape(PyObject* const* args, Py_ssize_t nargs, const char* fn) {
   constexpr Py_ssize_t kFew = 6;
@@ -83,149 +56,12 @@ Shape FastShape(PyObject* const* args, Py_ssize_t nargs, const char* fn) {
   return Shape(FastInts(args, nargs, fn, "size"));
 }
 
-// Matches keyword arguments to `names` (the slots of `out` after the `npos` positional ones
-// already there): a TypeError naming `fn` for an unknown keyword or one given twice.
-void ParseKeywords(const char* fn, PyObject* const* kwargs, PyObject* kwnames,
-                   std::initializer_list<const char*> names, Py_ssize_t npos, nb::handle* out) {
-  if (kwnames == nullptr) return;
-  const Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
-  for (Py_ssize_t i = 0; i < nkw; ++i) {
-    const char* key = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, i));
-    if (key == nullptr) throw nb::python_error();
-    Py_ssize_t slot = 0;
-    for (const char* name : names) {
-      if (std::strcmp(key, name) == 0) break;
-      ++slot;
-    }
-    if (slot == static_cast<Py_ssize_t>(names.size())) {
-      throw nb::type_error(
-          (std::string(fn) + "() got an unexpected keyword argument '" + key + "'").c_str());
-    }
-    if (slot < npos) {
-      throw nb::type_error(
-          (std::string(fn) + "() got multiple values for argument '" + key + "'").c_str());
-    }
-    out[slot] = kwargs[i];
-  }
-}
-
-// Up to names.size() positional arguments, then keywords, into `out` (left as it is where not
-// given: the caller's defaults).
-void ParseArgs(const char* fn, PyObject* const* args, size_t nargsf, PyObject* kwnames,
-               std::initializer_list<const char*> names, nb::handle* out) {
-  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  if (nargs > static_cast<Py_ssize_t>(names.size())) {
-    throw nb::type_error((std::string(fn) + "() takes at most " + std::to_string(names.size()) +
-                          " arguments (" + std::to_string(nargs) + " given)")
-                             .c_str());
-  }
-  for (Py_ssize_t i = 0; i < nargs; ++i) out[i] = args[i];
-  ParseKeywords(fn, args + nargs, kwnames, names, nargs, out);
-}
-
-bool ArgBool(nb::handle h, const char* fn, const char* arg) {
-  if (!PyBool_Check(h.ptr())) {
-    throw nb::type_error((std::string(fn) + "(): argument '" + arg + "' must be a bool, not " +
-                          nb::type_name(h.type()).c_str())
-                             .c_str());
-  }
-  return h.ptr() == Py_True;
-}
-
-// Tensor.<name>(*sizes): one template per method, named by its Python name and argument.
-struct ExpandM {
-  static constexpr const char* kName = "expand";
-  static constexpr const char* kArg = "sizes";
-  static Tensor Run(const Tensor& t, const std::vector<int64_t>& v) { return t.expand(v); }
-};
-struct RepeatM {
-  static constexpr const char* kName = "repeat";
-  static constexpr const char* kArg = "sizes";
-  static Tensor Run(const Tensor& t, const std::vector<int64_t>& v) { return t.repeat(v); }
-};
-struct ReshapeM {
-  static constexpr const char* kName = "reshape";
-  static constexpr const char* kArg = "shape";
-  static Tensor Run(const Tensor& t, const std::vector<int64_t>& v) { return t.reshape(v); }
-};
-struct ViewM {
-  static constexpr const char* kName = "view";
-  static constexpr const char* kArg = "shape";
-  static Tensor Run(const Tensor& t, const std::vector<int64_t>& v) { return t.view(v); }
-};
-struct PermuteM {
-  static constexpr const char* kName = "permute";
-  static constexpr const char* kArg = "dims";
-  static Tensor Run(const Tensor& t, const std::vector<int64_t>& v) { return t.permute(v); }
-};
-
-template <class M>
-PyObject* SizesMethod(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
-  try {
-    const Tensor& t = TensorOf(self);
-    const std::vector<int64_t>& v = FastInts(args, nargs, M::kName, M::kArg);
-    ReleaseIfGlobal r(t);
-    return NewTensorObject(M::Run(t, v));
-  } catch (...) {
-    return RaiseCurrent();
-  }
-}
-
-template <class M>
-PyMethodDef SizesMethodDef() {
-  return {M::kName, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&SizesMethod<M>)),
-          METH_FASTCALL, nullptr};
-}
-
-// Tensor.<name>() with no arguments, returning a tensor.
-struct ContiguousM {
-  static constexpr const char* kName = "contiguous";
-  static Tensor Run(const Tensor& t) { return t.contiguous(); }
-};
-struct CloneM {
-  static constexpr const char* kName = "clone";
-  static Tensor Run(const Tensor& t) { return t.clone(); }
-};
-struct DetachM {
-  static constexpr const char* kName = "detach";
-  static Tensor Run(const Tensor& t) { return t.detach(); }
-};
-
-template <class M>
-PyObject* NoArgsMethod(PyObject* self, PyObject*) {
+// Tensor.detach(): no op call (a new handle on the same storage, without history).
+PyObject* DetachMethod(PyObject* self, PyObject*) {
   try {
     const Tensor& t = TensorOf(self);
     ReleaseIfGlobal r(t);
-    return NewTensorObject(M::Run(t));
-  } catch (...) {
-    return RaiseCurrent();
-  }
-}
-
-template <class M>
-PyMethodDef NoArgsMethodDef() {
-  return {M::kName, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&NoArgsMethod<M>)),
-          METH_NOARGS, nullptr};
-}
-
-// Tensor.sum(dim=None, keepdim=False): dim an int or a tuple/list of ints.
-PyObject* SumMethod(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  try {
-    nb::handle a[2] = {Py_None, Py_False};
-    ParseArgs("sum", args, nargsf, kwnames, {"dim", "keepdim"}, a);
-    const bool keepdim = ArgBool(a[1], "sum", "keepdim");
-    const Tensor& t = TensorOf(self);
-    if (a[0].is_none()) {
-      ReleaseIfGlobal r(t);
-      Tensor s = t.sum();
-      return NewTensorObject(
-          keepdim ? s.reshape(std::vector<int64_t>(static_cast<size_t>(t.dim()), 1)) : s);
-    }
-    std::vector<int64_t> dims = PyTuple_Check(a[0].ptr()) || PyList_Check(a[0].ptr())
-                                    ? ArgIntSequence(a[0], "sum", "dim")
-                                    : std::vector<int64_t>{ArgInt(a[0], "sum", "dim")};
-    ReleaseIfGlobal r(t);
-    return NewTensorObject(t.sum(dims, keepdim));
+    return NewTensorObject(t.detach());
   } catch (...) {
     return RaiseCurrent();
   }
@@ -235,7 +71,7 @@ PyObject* SumMethod(PyObject* self, PyObject* const* args, size_t nargsf, PyObje
 PyObject* BackwardMethod(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   try {
     nb::handle a[2] = {Py_None, Py_False};
-    ParseArgs("backward", args, nargsf, kwnames, {"gradient", "retain_graph"}, a);
+    ParseArgs("backward", args, nargsf, kwnames, {"gradient", "retain_graph"}, 0, a);
     const bool retain_graph = ArgBool(a[1], "backward", "retain_graph");
     Tensor g;
     if (IsTensor(a[0])) {
@@ -309,34 +145,20 @@ PyMethodDef SizedFactoryDef() {
 }
 
 // The definitions live as long as the functions made from them: the process.
-PyMethodDef kMethods[] = {SizesMethodDef<ExpandM>(),
-                          SizesMethodDef<RepeatM>(),
-                          SizesMethodDef<ReshapeM>(),
-                          SizesMethodDef<ViewM>(),
-                          SizesMethodDef<PermuteM>(),
-                          NoArgsMethodDef<ContiguousM>(),
-                          NoArgsMethodDef<CloneM>(),
-                          NoArgsMethodDef<DetachM>(),
-                          KeywordsMethodDef("sum", &SumMethod),
-                          KeywordsMethodDef("backward", &BackwardMethod)};
-PyMethodDef kFactories[] = {SizedFactoryDef<EmptyF>(), SizedFactoryDef<ZerosF>(),
-                            SizedFactoryDef<OnesF>()};
+PyMethodDef kMethods[] = {
+    {"detach", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&DetachMethod)),
+     METH_NOARGS, nullptr},
+    KeywordsMethodDef("backward", &BackwardMethod),
+    {nullptr, nullptr, 0, nullptr}};
+PyMethodDef kFactories[] = {SizedFactoryDef<EmptyF>(),
+                            SizedFactoryDef<ZerosF>(),
+                            SizedFactoryDef<OnesF>(),
+                            {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace
 
 void BindFastCalls(nb::module_& m, nb::handle tensor_type) {
-  auto* type = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
-  for (PyMethodDef& def : kMethods) {
-    nb::object descr = nb::steal(PyDescr_NewMethod(type, &def));
-    if (!descr.is_valid()) throw nb::python_error();
-    tensor_type.attr(def.ml_name) = descr;
-  }
-  nb::object module_name = m.attr("__name__");
-  for (PyMethodDef& def : kFactories) {
-    nb::object fn = nb::steal(PyCFunction_NewEx(&def, nullptr, module_name.ptr()));
-    if (!fn.is_valid()) throw nb::python_error();
-    m.attr(def.ml_name) = fn;
-  }
+  BindMethodTable(m, tensor_type, kMethods, kFactories);
 }
 
 }  // namespace ofl::python

@@ -112,15 +112,6 @@ void BindTensor(nb::module_& m) {
           },
           nb::arg("dim0").none(), nb::arg("dim1").none())
       .def(
-          "narrow",
-          [](const Tensor& t, nb::handle dim, nb::handle start, nb::handle length) {
-            int64_t d = ArgInt(dim, "narrow", "dim"), s = ArgInt(start, "narrow", "start"),
-                    l = ArgInt(length, "narrow", "length");
-            ReleaseIfGlobal r(t);
-            return t.narrow(d, s, l);
-          },
-          nb::arg("dim").none(), nb::arg("start").none(), nb::arg("length").none())
-      .def(
           "to",
           [](const Tensor& t, nb::handle device) {
             Device d = ArgDevice(device, "to");

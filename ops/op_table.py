@@ -1,0 +1,116 @@
+# The op table: one row per entry point of the public API that calls one op definition. The build
+# reads it (tools/codegen/gen_ops.py, from cmake/Codegen.cmake) and generates, in the build tree:
+#
+#   include/oneflow_lite/generated/functions.h      the declarations of ofl::<name> (functional.h
+#                                                    includes them)
+#   include/oneflow_lite/generated/tensor_methods.inc   Tensor::<name> for rows with "method"
+#   generated/functions.cpp                          their bodies: the op's definition, looked up
+#                                                    once, called through the entry of every op call
+#                                                    (functional::Call) with its attributes in
+#                                                    signature order
+#   generated/python_ops.cpp                         the Python bindings of rows with "python", each
+#                                                    argument read by one parser (python/src/
+#                                                    arg_parser.h)
+#
+# So a built-in op is its definition (ops/<name>_op.cpp), its kernels and a row here. docs/
+# op_pipeline.md, "Entry points", says more.
+#
+# A row is a dict:
+#   sig     "name(Type arg, Type arg=default, ...)": the function's name and arguments. Tensor
+#           arguments are the op's inputs, in order; the others its attributes, in order (the op's
+#           AttrSchema declares them under the same names). Types: Tensor, int, int[], bool, Shape.
+#           Defaults: false/true, an integer, {} (an empty list).
+#   op      the definition's name, when it is not the function's.
+#   doc     the comment on the declaration (and on the Tensor method).
+#   method  True: also a Tensor method, the first Tensor argument being the tensor itself.
+#   body    "manual": the function's body is written by hand (functional/), the rest generated.
+#   python  "method" (Tensor.<name>), "function" (oneflow_lite.<name>), "both", or absent (none).
+#           An int[] argument last after the tensor is taken as *ints or one sequence
+#           (x.expand(2, 3), x.expand((2, 3))); any other int[] as a sequence or one int, and None
+#           for the default when it has one. Keyword names are the argument names, or the
+#           "py_names" a row maps them to (sum's dims are PyTorch's `dim`).
+
+ROWS = [
+    dict(
+        sig="expand(Tensor x, int[] sizes)",
+        method=True,
+        python="both",
+        doc="x seen with the given sizes: a size -1 keeps the dim, a dim of size 1 is broadcast\n"
+        "(stride 0, no copy), new leading dims are added; as torch's Tensor.expand.",
+    ),
+    dict(
+        sig="repeat(Tensor x, int[] repeats)",
+        method=True,
+        python="both",
+        doc="x tiled repeats[i] times along dim i (new leading dims for extra repeats), a copy;\n"
+        "as torch's Tensor.repeat.",
+    ),
+    dict(
+        sig="reshape(Tensor x, int[] shape)",
+        method=True,
+        python="both",
+        doc="x with the given shape (one -1 inferred): a view where x's strides allow one, else\n"
+        "a copy.",
+    ),
+    dict(
+        sig="view(Tensor x, int[] shape)",
+        op="reshape",
+        method=True,
+        python="method",
+        body="manual",
+        doc="reshape that never copies: InvalidArgument where x's strides allow no view of the new\n"
+        "shape.",
+    ),
+    dict(
+        sig="permute(Tensor x, int[] dims)",
+        method=True,
+        python="both",
+        doc="x with its dims reordered (a view): output dim i is input dim dims[i].",
+    ),
+    dict(
+        sig="narrow(Tensor x, int dim, int start, int length)",
+        method=True,
+        python="both",
+        doc="The view of x's elements start .. start + length - 1 along dim (negative dim and\n"
+        "start wrap).",
+    ),
+    dict(
+        sig="contiguous(Tensor x)",
+        method=True,
+        python="method",
+        doc="x itself when it is row-major, else a row-major copy.",
+    ),
+    dict(
+        sig="clone(Tensor x)",
+        method=True,
+        python="method",
+        doc="Always a new row-major copy; gradient g.",
+    ),
+    dict(
+        sig="add(Tensor a, Tensor b)",
+        doc="Elementwise, with PyTorch's broadcasting: the operands are expanded (stride 0, no copy)\n"
+        "to their common shape. Both operands have the same dtype (no promotion; InvalidArgument\n"
+        "naming both) and device; bool is refused, and so is div of integer tensors. The forms\n"
+        "with a number (functional.h) take it in the tensor's dtype.",
+    ),
+    dict(sig="sub(Tensor a, Tensor b)", doc="As add."),
+    dict(sig="mul(Tensor a, Tensor b)", doc="As add."),
+    dict(sig="div(Tensor a, Tensor b)", doc="As add."),
+    dict(
+        sig="sum(Tensor x, int[] dims={}, bool keepdim=false)",
+        method=True,
+        python="both",
+        py_names={"dims": "dim"},
+        doc="The sum over dims (negative dims wrap; a duplicate is an error; none: every dim),\n"
+        "which are dropped from the shape unless keepdim. Floats accumulate in double and bool is\n"
+        "refused, as reduce_sum_to.",
+    ),
+    dict(
+        sig="expand_backward(Tensor dy, Shape input_shape)",
+        doc="Sums dy over the dims that expand broadcast; the result has input_shape.",
+    ),
+    dict(
+        sig="repeat_backward(Tensor dy, Shape input_shape, int[] repeats)",
+        doc="Sums dy over the tiles of repeat(input, repeats); the result has input_shape.",
+    ),
+]
