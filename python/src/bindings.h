@@ -81,7 +81,8 @@ bool RestoreInterrupt();
 // nothing for it; a global tensor's op may exchange with the other ranks on this thread, so for one
 // the GIL is released for the call. Calls that always wait or work long on this thread release it
 // outright (GilRelease): sync, backward and autograd.grad, to_global and to_local, bulk copies from
-// and to numpy, shutdown, memory snapshots.
+// and to numpy, shutdown, memory snapshots. The result becomes a Python object after the release
+// ends (NewTensorObject touches Python's allocator): the call's scope closes before it.
 class ReleaseIfGlobal {
  public:
   explicit ReleaseIfGlobal(const Tensor& t) {
@@ -98,6 +99,7 @@ class ReleaseIfGlobal {
 // tensor object costs no lookup table of nanobind's (docs/benchmarks.md, "From Python").
 struct TensorObject {
   PyObject_HEAD Tensor value;
+  bool published;  // the object PublishedTensorObject returns for its tensor (until it dies)
 };
 extern PyTypeObject* tensor_type;
 inline bool IsTensor(nb::handle h) { return PyObject_TypeCheck(h.ptr(), tensor_type) != 0; }
@@ -106,6 +108,15 @@ inline Tensor& TensorOf(nb::handle h) { return reinterpret_cast<TensorObject*>(h
 // A new Python tensor object holding t (a new reference; throws nb::python_error if Python cannot
 // allocate it).
 PyObject* NewTensorObject(Tensor t);
+// The one Python object of a tensor the runtime keeps and hands out again (a gradient, PyTorch's
+// `t.grad is t.grad`): the object published for t's TensorImpl while it lives, else a new one,
+// published. Also publishes an object the program gives the runtime to keep (`p.grad = g` makes
+// `p.grad is g`). A new reference.
+PyObject* PublishedTensorObject(nb::handle object_or_null, const Tensor& t);
+// `result` as a Python object: `self` itself when result is self's own tensor (the same
+// TensorImpl: contiguous() of a contiguous tensor, to() its own device), as PyTorch returns the
+// same object; else a new object. A new reference.
+PyObject* ResultObject(PyObject* self, Tensor result);
 // Makes the class `name` in `m`, with the number slots `number_slots` (ending with {0, nullptr}).
 nb::handle MakeTensorType(nb::module_& m, const char* name, const PyType_Slot* number_slots);
 

@@ -60,8 +60,12 @@ Shape FastShape(PyObject* const* args, Py_ssize_t nargs, const char* fn) {
 PyObject* DetachMethod(PyObject* self, PyObject*) {
   try {
     const Tensor& t = TensorOf(self);
-    ReleaseIfGlobal r(t);
-    return NewTensorObject(t.detach());
+    Tensor out;
+    {
+      ReleaseIfGlobal r(t);
+      out = t.detach();
+    }
+    return NewTensorObject(std::move(out));
   } catch (...) {
     return RaiseCurrent();
   }

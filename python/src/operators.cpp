@@ -94,8 +94,12 @@ struct DivOp {
 PyObject* Negative(PyObject* a) {
   try {
     const Tensor& t = TensorOf(a);
-    ReleaseIfGlobal r(t);
-    return NewTensorObject(-t);
+    Tensor out;
+    {
+      ReleaseIfGlobal r(t);
+      out = -t;
+    }
+    return NewTensorObject(std::move(out));  // with the GIL
   } catch (...) {
     return RaiseCurrent();
   }

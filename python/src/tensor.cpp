@@ -113,15 +113,25 @@ void BindTensor(nb::module_& m) {
           nb::arg("dim0").none(), nb::arg("dim1").none())
       .def(
           "to",
-          [](const Tensor& t, nb::handle device) {
+          [](nb::handle self, nb::handle device) {
+            const Tensor& t = TensorOf(self);
             Device d = ArgDevice(device, "to");
-            ReleaseIfGlobal r(t);
-            return t.to(d);
+            Tensor out;
+            {
+              ReleaseIfGlobal r(t);
+              out = t.to(d);
+            }
+            return nb::steal(ResultObject(self.ptr(), std::move(out)));
           },
           nb::arg("device"))
-      .def("cpu", [](const Tensor& t) {
-        ReleaseIfGlobal r(t);
-        return t.to(Device(DeviceType::kCPU, 0));
+      .def("cpu", [](nb::handle self) {
+        const Tensor& t = TensorOf(self);
+        Tensor out;
+        {
+          ReleaseIfGlobal r(t);
+          out = t.to(Device(DeviceType::kCPU, 0));
+        }
+        return nb::steal(ResultObject(self.ptr(), std::move(out)));
       });
 
   // In-place arithmetic (the operators are the class's number slots: operators.cpp).
@@ -194,12 +204,20 @@ void BindTensor(nb::module_& m) {
           nb::arg("requires_grad") = true)
       .def_prop_ro("is_leaf", &Tensor::is_leaf)
       .def_prop_rw(
-          "grad", [](const Tensor& t) { return TensorOrNone(t.grad()); },
+          "grad",
+          [](const Tensor& t) -> nb::object {
+            const Tensor g = t.grad();
+            if (!g.defined()) return nb::none();
+            return nb::steal(PublishedTensorObject(nb::handle(), g));
+          },
           [](Tensor& t, nb::handle g) {
             if (g.is_none()) {
               t.set_grad(Tensor());
             } else if (IsTensor(g)) {
               t.set_grad(TensorOf(g));
+              // The grad kept is g's own tensor unless set_grad detached it: `p.grad is g` then.
+              const Tensor kept = t.grad();
+              if (kept.impl() == TensorOf(g).impl()) nb::steal(PublishedTensorObject(g, kept));
             } else {
               throw nb::type_error((std::string("grad must be a Tensor or None, not ") +
                                     nb::type_name(g.type()).c_str())

@@ -7,6 +7,7 @@
 
 #include <new>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "python/src/bindings.h"
@@ -21,9 +22,20 @@ constexpr int kFreeListSize = 64;
 TensorObject* free_list[kFreeListSize];
 int free_count = 0;
 
+// The published objects by their tensor's TensorImpl (borrowed: an object leaves when it dies).
+// Guarded by the GIL, as the free list.
+std::unordered_map<const TensorImpl*, TensorObject*>& Published() {
+  static auto* map = new std::unordered_map<const TensorImpl*, TensorObject*>();
+  return *map;
+}
+
 void TensorDealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
   auto* obj = reinterpret_cast<TensorObject*>(self);
+  if (obj->published) {
+    auto it = Published().find(obj->value.impl().get());
+    if (it != Published().end() && it->second == obj) Published().erase(it);
+  }
   obj->value.~Tensor();
   if (type == tensor_type && free_count < kFreeListSize) {
     free_list[free_count++] = obj;
@@ -56,7 +68,34 @@ PyObject* NewTensorObject(Tensor t) {
   }
   PyObject_Init(reinterpret_cast<PyObject*>(obj), tensor_type);
   new (&obj->value) Tensor(std::move(t));
+  obj->published = false;
   return reinterpret_cast<PyObject*>(obj);
+}
+
+PyObject* PublishedTensorObject(nb::handle object_or_null, const Tensor& t) {
+  const TensorImpl* key = t.impl().get();
+  auto& published = Published();
+  auto it = published.find(key);
+  if (it != published.end()) {
+    Py_INCREF(it->second);
+    return reinterpret_cast<PyObject*>(it->second);
+  }
+  PyObject* obj = object_or_null.ptr() != nullptr && IsTensor(object_or_null) &&
+                          TensorOf(object_or_null).impl().get() == key
+                      ? nb::borrow(object_or_null).release().ptr()
+                      : NewTensorObject(t);
+  auto* tobj = reinterpret_cast<TensorObject*>(obj);
+  published.emplace(key, tobj);
+  tobj->published = true;
+  return obj;
+}
+
+PyObject* ResultObject(PyObject* self, Tensor result) {
+  if (result.impl() == TensorOf(self).impl()) {
+    Py_INCREF(self);
+    return self;
+  }
+  return NewTensorObject(std::move(result));
 }
 
 nb::handle MakeTensorType(nb::module_& m, const char* name, const PyType_Slot* number_slots) {

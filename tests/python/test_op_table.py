@@ -58,3 +58,28 @@ def test_bad_arguments_are_type_errors_naming_the_call_and_argument(call, parts)
     for p in parts:
         assert p in str(e.value)
     assert ofl.ones(2, 3).sum().item() == 6.0
+
+
+def test_the_same_tensor_is_the_same_python_object_where_pytorch_returns_one():
+    x = ofl.ones(2, 3, requires_grad=True)
+    x.sum().backward()
+    g = x.grad
+    assert g is x.grad  # torch: t.grad is t.grad
+    assert x.grad is g
+    # A gradient the program sets is the object it gave.
+    w = ofl.ones(2, requires_grad=True)
+    mine = ofl.zeros(2)
+    w.grad = mine
+    assert w.grad is mine
+    # A method returning the tensor itself returns the object itself.
+    c = ofl.ones(2, 3)
+    assert c.contiguous() is c
+    assert c.to("cpu") is c and c.cpu() is c
+    assert c.add_(1) is c
+    assert c.T.contiguous() is not c  # a copy is a new object
+    # An object dies with its last reference; the next read makes a working one.
+    del g
+    assert x.grad.tolist() == [[1.0] * 3] * 2
+    assert x.grad is x.grad
+    x.grad = None
+    assert x.grad is None

@@ -237,8 +237,12 @@ def gen_python(rows):
                                 "Shape": "Shape"}[a.type]
                     out.append(f"    const {cpp_type} {a.name} = {py_read(r, a, f'a[{first + i}]')};\n")
                 flags = "METH_FASTCALL | METH_KEYWORDS"
-            out.append("    ReleaseIfGlobal r(t);\n"
-                       f"    return NewTensorObject(ofl::{r.name}(t{', ' if call_args else ''}{call_args}));\n"
+            # The GIL is back before the result becomes a Python object.
+            result = "ResultObject(self, std::move(out))" if kind == "method" else \
+                "NewTensorObject(std::move(out))"
+            out.append("    Tensor out;\n    {\n      ReleaseIfGlobal r(t);\n"
+                       f"      out = ofl::{r.name}(t{', ' if call_args else ''}{call_args});\n    }}\n"
+                       f"    return {result};\n"
                        "  } catch (...) {\n    return RaiseCurrent();\n  }\n}\n")
             entry = (f'{{"{r.name}", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&{cname})), '
                      f"{flags}, nullptr}}")
