@@ -4,9 +4,9 @@
 # arrows: api -> ops, vm -> kernels -> core types. An include against the direction finds no file,
 # and the file does not compile.
 #
-#   core     the core types in oneflow_lite/ (attrs, device, dtype, error, placement, scalar, shape,
-#            settings, small-object allocation, memory stats, version, wait hooks): include core
-#            only.
+#   core     the core types in oneflow_lite/ (attrs, device, dtype, error, identifier, placement,
+#            scalar, shape, settings, small-object allocation, memory stats, version, wait hooks):
+#            include core only.
 #   kernels  kernels/: core and the device interface (oneflow_lite/extension.h with the Tensor
 #            handle its op definitions take).
 #   vm       vm/: core, the device interface and the kernel interface (kernels/kernel.h,
@@ -19,8 +19,8 @@
 # A new .cpp directly in oneflow_lite/ is core unless it is listed in OFL_API_TOP_SOURCES.
 
 set(OFL_API_TOP_SOURCES memory tensor trace)
-set(_ofl_core_headers attrs device dtype error placement scalar shape settings small_object memory_stats
-  wait_hooks)
+set(_ofl_core_headers attrs device dtype error identifier placement scalar shape settings small_object
+  memory_stats wait_hooks)
 set(_ofl_device_interface oneflow_lite/extension.h oneflow_lite/tensor.h)
 
 set(_ofl_core_view "")

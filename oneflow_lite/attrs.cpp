@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "oneflow_lite/error.h"
+#include "oneflow_lite/identifier.h"
 
 namespace ofl {
 
@@ -41,12 +42,6 @@ std::string AOrAn(AttrType type) {
   const std::string name = attr_type_name(type);
   return (name[0] == 'i' ? "an " : "a ") + name;
 }
-bool IsIdentifier(const std::string& s) {
-  if (s.empty() || !(s[0] >= 'a' && s[0] <= 'z')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-  });
-}
 double BitsToDouble(int64_t w) {
   double d;
   std::memcpy(&d, &w, sizeof d);
@@ -79,7 +74,7 @@ std::string AttrSchema::str() const {
 
 void AttrSchema::Validate(const std::string& who) const {
   for (size_t i = 0; i < defs_.size(); ++i) {
-    if (!IsIdentifier(defs_[i].name)) {
+    if (!IsLowerIdentifier(defs_[i].name)) {
       throw InvalidArgument(who + ": the attribute name '" + defs_[i].name +
                             "' is not a lower-case identifier ([a-z][a-z0-9_]*)");
     }

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "oneflow_lite/error.h"
+#include "oneflow_lite/identifier.h"
 
 namespace ofl {
 
@@ -37,13 +38,7 @@ std::string KnownTypes() {
   return out;
 }
 
-bool IsIdentifier(const std::string& name) {
-  if (name.empty() || name.size() > 32 || !(name[0] >= 'a' && name[0] <= 'z')) return false;
-  for (char c : name) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  }
-  return true;
-}
+bool IsIdentifier(const std::string& name) { return name.size() <= 32 && IsLowerIdentifier(name); }
 }  // namespace
 
 bool find_device_type(std::string_view name, DeviceType* type) {

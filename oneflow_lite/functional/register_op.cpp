@@ -6,22 +6,13 @@
 #include "kernels/kernel.h"
 #include "oneflow_lite/extension.h"
 #include "oneflow_lite/functional/op_call.h"
+#include "oneflow_lite/identifier.h"
 #include "ops/op_schema.h"
 
 namespace ofl {
 
-namespace {
-bool IsIdentifier(const std::string& s) {
-  if (s.empty() || !(s[0] >= 'a' && s[0] <= 'z')) return false;
-  for (char c : s) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  }
-  return true;
-}
-}  // namespace
-
 void register_op(OpDef def) {
-  if (!IsIdentifier(def.name)) {
+  if (!IsLowerIdentifier(def.name)) {
     throw InvalidArgument("register_op: the name '" + def.name +
                           "' is not a lower-case identifier ([a-z][a-z0-9_]*)");
   }
