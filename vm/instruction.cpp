@@ -45,7 +45,7 @@ void InstructionPolicy::Prepare(Instruction* instr) {
       blob->Allocate(pool, &hit, op_name().c_str());
     } catch (const OutOfMemory&) {
       Stream* home = blob->producer_stream();
-      if (!home->async()) throw;
+      if (home->completion().complete_at_return()) throw;
       // Blocks of dead tensors return to the pool only when their last users complete: wait for
       // the device's launched work, then try once more (the pool empties its cache again).
       VirtualMachine::Get().DrainDevice(home->device());

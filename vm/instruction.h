@@ -197,6 +197,9 @@ class Instruction : public SmallObjectNew {
   // Launched: its worker returned from it (set together with done on a synchronous stream).
   bool launched() const { return launched_.load(std::memory_order_acquire); }
   const VmErrorPtr& error() const { return error_; }
+  // The completion event its stream recorded after it (an asynchronous stream; null otherwise).
+  // Written by the launching worker before launched() is published; read after it.
+  NativeEvent event() const { return event_; }
   // Drops what the instruction no longer needs once done: its predecessors, and hands back its
   // policy (which holds its blobs) for the caller to destroy.
   std::unique_ptr<InstructionPolicy> ReleaseOperands();

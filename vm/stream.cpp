@@ -30,6 +30,7 @@ Stream::Stream(VirtualMachine* vm, Device device, StreamRole role, CachingAlloca
       pool_(pool),
       backend_(backend),
       async_(!backend->synchronous()),
+      completion_(&CompletionPolicy::For(backend->synchronous())),
       name_(device.str() + "/" + to_string(role)),
       ring_(kRingCapacity, nullptr) {
   native_ = backend_->create_stream(device_.index());
@@ -97,7 +98,7 @@ void Stream::TrackLaunched(Instruction* instr) {
   }
   // Same-device successors wait for this, then wait on the device for the event recorded above.
   vm_->PublishLaunched(instr);
-  if (vm_->broken_rule() == VirtualMachine::BrokenRule::kCompleteAtLaunch) {
+  if (CompletionPolicy::broken_rule() == BrokenRule::kCompleteAtLaunch) {
     vm_->Finish(instr);  // the broken rule a test shows the simulator catches
     return;
   }

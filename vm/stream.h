@@ -28,6 +28,7 @@
 #include "oneflow_lite/device.h"
 #include "oneflow_lite/extension.h"
 #include "vm/allocator/caching_allocator.h"
+#include "vm/completion_policy.h"
 
 namespace ofl::vm {
 
@@ -66,8 +67,9 @@ class Stream {
   CachingAllocator* pool() const { return pool_; }
   DeviceBackend* backend() const { return backend_; }
   NativeStream native() const { return native_; }
-  // Launched is not complete on this stream (the backend is not synchronous).
-  bool async() const { return async_; }
+  // How this stream's work completes (vm/completion_policy.h): the backend's synchronous() picks
+  // HostCompletion or DeviceCompletion.
+  const CompletionPolicy& completion() const { return *completion_; }
   int index() const { return index_; }
   void set_index(int i) { index_ = i; }
 
@@ -115,7 +117,8 @@ class Stream {
   CachingAllocator* pool_;
   DeviceBackend* backend_;
   NativeStream native_ = nullptr;
-  bool async_ = false;
+  bool async_ = false;  // the stream's own machinery: the completion thread, no inline runs
+  const CompletionPolicy* completion_;
   std::string name_;
   int index_ = 0;
 

@@ -293,7 +293,8 @@ void VirtualMachine::Submit(SmallObjectVector<InstrRef>& batch, bool back_pressu
 
 bool VirtualMachine::AllocateAtIssue(EagerBlobObject* blob, const char* owner) {
   Stream* stream = blob->producer_stream();
-  if (stream->async() || tracer_.tracing() || closing_.load(std::memory_order_relaxed)) {
+  if (!stream->completion().complete_at_return() || tracer_.tracing() ||
+      closing_.load(std::memory_order_relaxed)) {
     return false;
   }
   return blob->TryAllocateCached(stream->pool(), owner);
@@ -329,27 +330,8 @@ void VirtualMachine::Run(Instruction* instr) {
 }
 
 void VirtualMachine::WaitForPredecessors(Instruction* instr) {
-  Stream* self = instr->stream();
-  for (const InstrRef& pred : instr->wait_for) {
-    Instruction* p = pred.get();
-    Stream* ps = p->stream();
-    if (!(self->async() && ps->async() && ps->device() == self->device())) {
-      // Another device or the host: its work must be complete.
-      WaitFinished(p);
-      continue;
-    }
-    // The same asynchronous device: wait on the device, never for completion on the host.
-    WaitLaunched(p);
-    if (p->done() || p->event_ == nullptr) continue;
-    if (broken_rule_ == BrokenRule::kNoDeviceWait) continue;
-    try {
-      self->backend()->stream_wait_event(self->native(), p->event_);
-    } catch (const std::exception& e) {
-      Logger().warn("[#{} {}] stream_wait_event failed ({}); waiting for #{} on the host instead",
-                    instr->id(), self->name(), e.what(), p->id());
-      WaitFinished(p);
-    }
-  }
+  const CompletionPolicy& completion = instr->stream()->completion();
+  for (const InstrRef& pred : instr->wait_for) completion.OrderAfter(*this, instr, pred.get());
 }
 
 void VirtualMachine::BeginTrace(Instruction* instr) {
@@ -441,16 +423,11 @@ void VirtualMachine::FinishRun(Instruction* instr, bool log_debug) {
   Stream* self = instr->stream();
   InstructionPolicy* policy = instr->policy();
   if (log_debug) {
-    Logger().debug("[#{} {}] {} {} {}", instr->id(), self->name(),
-                   self->async() ? "launched" : "done", policy->policy_name(), policy->op_name());
+    Logger().debug("[#{} {}] {} {} {}", instr->id(), self->name(), self->completion().returned(),
+                   policy->policy_name(), policy->op_name());
   }
   running_instruction = nullptr;
-  if (self->async()) {
-    if (broken_rule_ == BrokenRule::kFreeAtLaunch) ReleaseBlocks(instr);
-    self->TrackLaunched(instr);  // from here on another thread may finish it
-  } else {
-    Finish(instr);
-  }
+  self->completion().AfterRun(*this, instr);
 }
 
 void VirtualMachine::PublishLaunched(Instruction* instr) {
@@ -474,8 +451,10 @@ void VirtualMachine::ReleaseBlocks(Instruction* instr) {
 }
 
 void VirtualMachine::Finish(Instruction* instr) {
-  if (instr->launched_.load(std::memory_order_relaxed) && instr->stream()->async() &&
-      !instr->error_ && !instr->policy()->RunsOnPoisonedInputs()) {
+  // Launched before it finished: only an instruction of an asynchronous stream is
+  // (PublishLaunched).
+  if (instr->launched_.load(std::memory_order_relaxed) && !instr->error_ &&
+      !instr->policy()->RunsOnPoisonedInputs()) {
     // A predecessor on the same device failed after this was launched behind it on the device:
     // what it read is not valid, so it fails with the same error.
     for (const BlobPtr& b : instr->policy()->reads()) {

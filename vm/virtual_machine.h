@@ -148,11 +148,20 @@ class VirtualMachine {
   // the error is kept for the next wait) and is finished. `device_failed`: the device cannot
   // recover; every later op on it throws DeviceError naming this first fault.
   void FailLaunched(Instruction* instr, const std::string& what, bool device_failed);
-  // Waits without a timeout until instr is complete: spins briefly, then on an asynchronous stream
-  // blocks on the device for its event once it launched (Stream::SyncAndPoll), then on done_cv_.
-  // A worker waiting for a predecessor on another device; a completion thread waiting for one
-  // on another stream of its device. instr must be kept alive by the caller.
+  // Waits without a timeout until instr is complete: spins briefly, then waits for the device's
+  // part as its stream's completion policy says (on an asynchronous stream it blocks on the device
+  // for its event once it launched, Stream::SyncAndPoll), then on done_cv_. A worker waiting for
+  // a predecessor on another device; a completion thread waiting for one on another stream of its
+  // device. instr must be kept alive by the caller.
   void WaitFinished(Instruction* instr);
+  // Waits without a timeout until instr launched (its worker returned from it).
+  void WaitLaunched(Instruction* instr);
+  // WaitLaunched in a wait that reports hangs: false when no instruction completed anywhere for
+  // the hang timeout; throws WaitInterrupted when the program's interrupt hook says so.
+  bool WaitLaunchedOrGiveUp(Instruction* instr);
+  // Whether waits must stay interruptible (the program installed an `interrupted` hook, as the
+  // Python package does for Ctrl-C): then no wait blocks in a backend call it cannot leave.
+  static bool Interruptible();
   // Waits until every instruction launched so far on the device's streams completed (and the
   // blocks they freed are back in the pool). Any thread, including a worker.
   void DrainDevice(const Device& device);
@@ -179,10 +188,6 @@ class VirtualMachine {
   // everything recorded; instructions that had not finished are left out.
   void StartTraceSession();
   TraceSession StopTraceSession();
-
-  // A rule of asynchronous devices that a test broke (VmTesting::BreakRule; vm/THREADING.md).
-  enum class BrokenRule { kNone, kCompleteAtLaunch, kNoDeviceWait, kFreeAtLaunch };
-  BrokenRule broken_rule() const { return broken_rule_; }
 
   // Drains what can finish (until nothing progresses for a while) and refuses further work: then,
   // if everything finished, stops every worker (each after its launched device work completed),
@@ -211,8 +216,6 @@ class VirtualMachine {
   void Complete(Instruction* instr);
   // Waits without a timeout (a worker waiting for a cross-stream predecessor).
   void WaitDone(Instruction* instr);
-  // Waits without a timeout until the instruction is launched (a predecessor on the same device).
-  void WaitLaunched(Instruction* instr);
   // Whether instr is done, after polling its stream when it launched on an asynchronous one.
   bool PolledDone(Instruction* instr);
   // Run's steps, in order.
@@ -313,7 +316,6 @@ class VirtualMachine {
   std::atomic<bool> closing_{false};
   std::atomic<bool> exiting_{false};  // the exit hook started
   std::atomic<bool> forked_{false};   // this process is a fork child (see forked())
-  BrokenRule broken_rule_ = BrokenRule::kNone;
 };
 
 }  // namespace ofl::vm

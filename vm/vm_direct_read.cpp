@@ -11,8 +11,10 @@ namespace ofl::vm {
 bool VirtualMachine::TryReadDirect(const BlobArg& arg, DirectReadFn read, void* context) {
   EagerBlobObject* blob = arg.blob.get();
   Stream* producer = blob->producer_stream();
-  if (producer == nullptr || producer->async() || !producer->backend()->host_accessible())
+  if (producer == nullptr || !producer->completion().complete_at_return() ||
+      !producer->backend()->host_accessible()) {
     return false;
+  }
   if (tracer_.tracing() || closing_.load(std::memory_order_relaxed) ||
       RunningInstruction() != nullptr || LogDebugEnabled()) {
     return false;

@@ -38,7 +38,10 @@ struct DirectContext {
 bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelFn kernel,
                                     OpCallPolicy::Operands inputs, OpCallPolicy::Operands outputs,
                                     const Attrs& attrs, Stream* stream) {
-  if (stream->async() || !kernels::IsBuiltinKernel(kernel) || direct_context_gone) return false;
+  if (!stream->completion().complete_at_return() || !kernels::IsBuiltinKernel(kernel) ||
+      direct_context_gone) {
+    return false;
+  }
   if (tracer_.tracing() || closing_.load(std::memory_order_relaxed) ||
       RunningInstruction() != nullptr || LogDebugEnabled()) {
     return false;
@@ -77,8 +80,10 @@ bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelF
   }
   for (size_t i = 0; i < outputs.size; ++i) {
     EagerBlobObject* blob = outputs.data[i].blob.get();
-    if (blob->error() || !EveryRecordedUseFinished(blob, true) || blob->producer_stream()->async())
+    if (blob->error() || !EveryRecordedUseFinished(blob, true) ||
+        !blob->producer_stream()->completion().complete_at_return()) {
       return false;
+    }
   }
   // Outputs get memory from a cached block only: a miss (which may fail) takes the general path.
   // Blocks given here stay with their blobs if that path is taken after all.

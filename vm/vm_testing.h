@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "vm/completion_policy.h"
 #include "vm/virtual_machine.h"
 
 namespace ofl::vm {
@@ -33,9 +34,7 @@ class VmTesting {
   }
   // Breaks one rule of asynchronous devices (vm/THREADING.md), to show that the sim suites catch
   // it. Call it first thing in a child process; there is no way back.
-  static void BreakRule(VirtualMachine::BrokenRule rule) {
-    VirtualMachine::Get().broken_rule_ = rule;
-  }
+  static void BreakRule(BrokenRule rule) { CompletionPolicy::BreakRule(rule); }
 };
 
 }  // namespace ofl::vm

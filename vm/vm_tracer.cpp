@@ -39,7 +39,7 @@ void VmTracer::RecordTrace(Instruction* instr) {
   rec.start_ns = instr->start_ns;
   rec.end_ns = instr->end_ns;
   rec.complete_ns = std::max(instr->end_ns, instr->complete_ns);
-  rec.async = instr->stream()->async();
+  rec.async = !instr->stream()->completion().complete_at_return();
   if (instr->error()) rec.error = instr->error()->message;
   rec.folded_releases.assign(instr->folded_releases.begin(), instr->folded_releases.end());
   std::lock_guard<std::mutex> lock(trace_mu_);

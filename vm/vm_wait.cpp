@@ -149,20 +149,12 @@ void VirtualMachine::WaitForCapacity() {
 }
 
 bool VirtualMachine::PolledDone(Instruction* instr) {
-  if (instr->done()) return true;
-  Stream* s = instr->stream();
-  if (!s->async() || !instr->launched()) return false;
-  // Observing the completion here costs no hand-off from the stream's completion thread.
-  s->PollCompletions();
-  return instr->done();
+  return instr->done() || instr->stream()->completion().Poll(instr);
 }
 
 void VirtualMachine::WaitFinished(Instruction* instr) {
   if (SpinUntil([&] { return PolledDone(instr); }, spin_ns_)) return;
-  if (instr->stream()->async()) {
-    WaitLaunched(instr);
-    instr->stream()->SyncAndPoll(instr);
-  }
+  instr->stream()->completion().WaitDevice(*this, instr);
   WaitDone(instr);
 }
 
@@ -186,22 +178,19 @@ void VirtualMachine::WaitLaunched(Instruction* instr) {
   waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
+bool VirtualMachine::WaitLaunchedOrGiveUp(Instruction* instr) {
+  return WaitWithProgress([&] { return instr->launched_.load(std::memory_order_seq_cst); });
+}
+
+bool VirtualMachine::Interruptible() { return InterruptHook() != nullptr; }
+
 void VirtualMachine::WaitDoneOrReport(Instruction* instr) {
   // The healthy path is WaitFinished's: spin, then sleep until a completion wakes us, on an
   // asynchronous stream in the backend's own wait for the instruction's event once it launched.
   if (SpinUntil([&] { return PolledDone(instr); }, spin_ns_)) return;
   bool progressing = true;
   try {
-    if (instr->stream()->async()) {
-      // Launched, it waits for nothing but device work issued before it, which completes without
-      // host action: no hang report covers that part, as none does in cudaEventSynchronize.
-      progressing =
-          WaitWithProgress([&] { return instr->launched_.load(std::memory_order_seq_cst); });
-      // The backend's wait cannot be interrupted: where the program asks to be (an `interrupted`
-      // hook: Python's Ctrl-C), the wait sleeps on done_cv_ in polls instead, woken by the
-      // stream's completion thread, which blocks in that same backend wait (THREADING.md).
-      if (progressing && InterruptHook() == nullptr) instr->stream()->SyncAndPoll(instr);
-    }
+    progressing = instr->stream()->completion().WaitDeviceOrGiveUp(*this, instr);
     if (progressing &&
         WaitWithProgress([&] { return instr->done_.load(std::memory_order_seq_cst); })) {
       return;
@@ -239,7 +228,7 @@ void VirtualMachine::WaitDoneOrReport(Instruction* instr) {
 void VirtualMachine::DrainDevice(const Device& device) {
   std::vector<Stream*> mine;
   for (Stream* s : devices_.streams()) {
-    if (s->device() == device && s->async()) mine.push_back(s);
+    if (s->device() == device && !s->completion().complete_at_return()) mine.push_back(s);
   }
   // Every stream of the device is polled in each round, the caller's own included: a launched
   // instruction on one stream may wait on the device for one launched on another, whose completion

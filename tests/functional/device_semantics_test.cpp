@@ -26,6 +26,7 @@
 namespace ofl::testing {
 namespace {
 
+using vm::BrokenRule;
 using vm::VirtualMachine;
 
 std::vector<float> Iota(size_t n, float start) {
@@ -410,7 +411,7 @@ TEST(DeviceBackendRegistryTest, BadRegistrationsAreRejected) {
 
 // Runs chains on sim:0 with `rule` broken, in a child process; the child exits 0 only when every
 // value was right (and it did not crash). The parent expects anything else.
-[[noreturn]] void BrokenRuleChild(VirtualMachine::BrokenRule rule) {
+[[noreturn]] void BrokenRuleChild(BrokenRule rule) {
   // Longer device delays than the default 0..200 us: on a busy 2-core machine a thread hand-off
   // alone can take milliseconds, which would hide an early read behind a slow host.
   setenv("OFL_SIM_MAX_DELAY_US", "5000", 1);
@@ -426,7 +427,7 @@ TEST(DeviceBackendRegistryTest, BadRegistrationsAreRejected) {
 
 bool NotACleanExit(int status) { return !(WIFEXITED(status) && WEXITSTATUS(status) == 0); }
 
-void ExpectBrokenRuleIsCaught(VirtualMachine::BrokenRule rule) {
+void ExpectBrokenRuleIsCaught(BrokenRule rule) {
   if (EnvSet("OFL_VM_SYNC")) {
     GTEST_SKIP() << "OFL_VM_SYNC=1 waits for every op to complete: nothing is in flight to break";
   }
@@ -435,11 +436,11 @@ void ExpectBrokenRuleIsCaught(VirtualMachine::BrokenRule rule) {
 }
 
 TEST(BrokenRuleTest, TreatingLaunchedAsCompleteIsCaught) {
-  ExpectBrokenRuleIsCaught(VirtualMachine::BrokenRule::kCompleteAtLaunch);
+  ExpectBrokenRuleIsCaught(BrokenRule::kCompleteAtLaunch);
 }
 
 TEST(BrokenRuleTest, SkippingTheDeviceWaitBetweenStreamsIsCaught) {
-  ExpectBrokenRuleIsCaught(VirtualMachine::BrokenRule::kNoDeviceWait);
+  ExpectBrokenRuleIsCaught(BrokenRule::kNoDeviceWait);
 }
 
 // Deterministic: sim:0's compute stream is held shut on the device while a tensor whose only
@@ -447,7 +448,7 @@ TEST(BrokenRuleTest, SkippingTheDeviceWaitBetweenStreamsIsCaught) {
 // stream. Freed at launch, the dead tensor's block is handed to the new one and overwritten
 // before the reader runs; freed at completion, it cannot be.
 [[noreturn]] void FreeAtLaunchChild(bool break_rule) {
-  if (break_rule) ofl::vm::VmTesting::BreakRule(VirtualMachine::BrokenRule::kFreeAtLaunch);
+  if (break_rule) ofl::vm::VmTesting::BreakRule(BrokenRule::kFreeAtLaunch);
   const Device dev("sim:0");
   const int64_t n = 700;
   const std::vector<float> a = Iota(n, 1), b = Iota(n, 100000);
