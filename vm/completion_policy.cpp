@@ -15,7 +15,7 @@ BrokenRule broken = BrokenRule::kNone;  // set before any other thread exists, t
 
 class HostCompletion final : public CompletionPolicy {
  public:
-  bool complete_at_return() const override { return true; }
+  HostCompletion() : CompletionPolicy(/*complete_at_return=*/true) {}
   const char* returned() const override { return "done"; }
   void AfterRun(VirtualMachine& vm, Instruction* instr) const override { vm.Finish(instr); }
   void OrderAfter(VirtualMachine& vm, Instruction*, Instruction* pred) const override {
@@ -28,7 +28,7 @@ class HostCompletion final : public CompletionPolicy {
 
 class DeviceCompletion final : public CompletionPolicy {
  public:
-  bool complete_at_return() const override { return false; }
+  DeviceCompletion() : CompletionPolicy(/*complete_at_return=*/false) {}
   const char* returned() const override { return "launched"; }
 
   void AfterRun(VirtualMachine& vm, Instruction* instr) const override {

@@ -35,8 +35,9 @@ class CompletionPolicy {
 
   // Whether an instruction is complete when its worker returns from it. Where it is, the issuing
   // thread may run small work itself (inline runs, direct runs and reads, vm/THREADING.md) and
-  // take a block from the pool's cache at issue.
-  virtual bool complete_at_return() const = 0;
+  // take a block from the pool's cache at issue. (A field, not a virtual call: the per-op paths
+  // read it.)
+  bool complete_at_return() const { return complete_at_return_; }
   // What the worker's return means, for the debug log: "done" or "launched".
   virtual const char* returned() const = 0;
   // Called by whoever ran `instr` (its worker, or an issuing thread running it inline) when the
@@ -59,6 +60,12 @@ class CompletionPolicy {
   // The rule broken in this process (kNone but in a test's child).
   static BrokenRule broken_rule();
   static void BreakRule(BrokenRule rule);  // only VmTesting::BreakRule, first thing in a child
+
+ protected:
+  explicit CompletionPolicy(bool complete_at_return) : complete_at_return_(complete_at_return) {}
+
+ private:
+  const bool complete_at_return_;
 };
 
 }  // namespace ofl::vm

@@ -70,6 +70,9 @@ class Stream {
   // How this stream's work completes (vm/completion_policy.h): the backend's synchronous() picks
   // HostCompletion or DeviceCompletion.
   const CompletionPolicy& completion() const { return *completion_; }
+  // completion().complete_at_return(), one load for the per-op paths (direct runs and reads,
+  // allocation at issue).
+  bool complete_at_return() const { return !async_; }
   int index() const { return index_; }
   void set_index(int i) { index_ = i; }
 

@@ -293,7 +293,7 @@ void VirtualMachine::Submit(SmallObjectVector<InstrRef>& batch, bool back_pressu
 
 bool VirtualMachine::AllocateAtIssue(EagerBlobObject* blob, const char* owner) {
   Stream* stream = blob->producer_stream();
-  if (!stream->completion().complete_at_return() || tracer_.tracing() ||
+  if (!stream->complete_at_return() || tracer_.tracing() ||
       closing_.load(std::memory_order_relaxed)) {
     return false;
   }

@@ -11,7 +11,7 @@ namespace ofl::vm {
 bool VirtualMachine::TryReadDirect(const BlobArg& arg, DirectReadFn read, void* context) {
   EagerBlobObject* blob = arg.blob.get();
   Stream* producer = blob->producer_stream();
-  if (producer == nullptr || !producer->completion().complete_at_return() ||
+  if (producer == nullptr || !producer->complete_at_return() ||
       !producer->backend()->host_accessible()) {
     return false;
   }

@@ -38,8 +38,7 @@ struct DirectContext {
 bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelFn kernel,
                                     OpCallPolicy::Operands inputs, OpCallPolicy::Operands outputs,
                                     const Attrs& attrs, Stream* stream) {
-  if (!stream->completion().complete_at_return() || !kernels::IsBuiltinKernel(kernel) ||
-      direct_context_gone) {
+  if (!stream->complete_at_return() || !kernels::IsBuiltinKernel(kernel) || direct_context_gone) {
     return false;
   }
   if (tracer_.tracing() || closing_.load(std::memory_order_relaxed) ||
@@ -81,7 +80,7 @@ bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelF
   for (size_t i = 0; i < outputs.size; ++i) {
     EagerBlobObject* blob = outputs.data[i].blob.get();
     if (blob->error() || !EveryRecordedUseFinished(blob, true) ||
-        !blob->producer_stream()->completion().complete_at_return()) {
+        !blob->producer_stream()->complete_at_return()) {
       return false;
     }
   }
