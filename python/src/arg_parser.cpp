@@ -118,4 +118,13 @@ void BindMethodTable(nb::module_& m, nb::handle tensor_type, PyMethodDef* method
   }
 }
 
+void BindProperties(nb::handle tensor_type, PyGetSetDef* defs) {
+  auto* type = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
+  for (PyGetSetDef* def = defs; def->name != nullptr; ++def) {
+    nb::object descr = nb::steal(PyDescr_NewGetSet(type, def));
+    if (!descr.is_valid()) throw nb::python_error();
+    tensor_type.attr(def->name) = descr;
+  }
+}
+
 }  // namespace ofl::python

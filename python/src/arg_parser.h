@@ -40,5 +40,8 @@ std::vector<int64_t> ArgIntListOrNone(nb::handle h, const char* fn, const char* 
 // null entry); the tables must live as long as the process.
 void BindMethodTable(nb::module_& m, nb::handle tensor_type, PyMethodDef* methods,
                      PyMethodDef* functions);
+// Installs the properties `defs` (ending with a null entry) on the tensor class; the table must
+// live as long as the process.
+void BindProperties(nb::handle tensor_type, PyGetSetDef* defs);
 
 }  // namespace ofl::python

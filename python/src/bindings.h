@@ -1,6 +1,13 @@
-// The pieces of the nanobind extension oneflow_lite._C that its files share: the dtype objects,
-// argument parsing with errors that name the function and the argument, and the Bind* functions
-// each file defines. The extension includes the public C++ API only.
+// The pieces of the extension oneflow_lite._C that its files share: the dtype objects, argument
+// parsing with errors that name the function and the argument, and the Bind* functions each file
+// defines. The extension includes the public C++ API only.
+//
+// How it binds: the Tensor class and every op call (the op table's generated functions, the
+// hand-written methods, properties and factories) are CPython method and property tables whose
+// functions read their arguments with the one parser (arg_parser.h), plus the class's number
+// slots (operators.cpp). nanobind makes the module and binds what is no op call: the value
+// classes (dtype, device, placement, sbp), the runtime's functions (sync, memory stats, trace,
+// distributed set-up), autograd.grad, the numpy and DLPack exchanges.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -65,6 +72,9 @@ class GilRelease {
  private:
   PyThreadState* state_;
 };
+// How many times a GilRelease gave the GIL up, on any thread (_C._gil_releases: the test of the
+// GIL rule below counts them around each kind of call).
+uint64_t GilReleaseCount();
 // Sets the wait hooks (oneflow_lite/wait_hooks.h) of the package: the GIL given up while the
 // runtime waits, and signals let through the waits of Python's main thread (its ident given).
 void InstallWaitHooks(unsigned long python_main_thread);
@@ -79,10 +89,11 @@ bool RestoreInterrupt();
 // to and cpu) is held over by a ReleaseIfGlobal: the GIL stays held, because the waits inside the
 // runtime release it themselves (the wait hooks, types.cpp), so a call that does not wait pays
 // nothing for it; a global tensor's op may exchange with the other ranks on this thread, so for one
-// the GIL is released for the call. Calls that always wait or work long on this thread release it
-// outright (GilRelease): sync, backward and autograd.grad, to_global and to_local, bulk copies from
-// and to numpy, shutdown, memory snapshots. The result becomes a Python object after the release
-// ends (NewTensorObject touches Python's allocator): the call's scope closes before it.
+// the GIL is released for the call (and for it only: tests/python/test_gil_rule.py checks the rule
+// call by call, with GilReleaseCount). Calls that always wait or work long on this thread release
+// it outright (GilRelease): sync, backward and autograd.grad, to_global and to_local, bulk copies
+// from and to numpy, shutdown, memory snapshots. The result becomes a Python object after the
+// release ends (NewTensorObject touches Python's allocator): the call's scope closes before it.
 class ReleaseIfGlobal {
  public:
   explicit ReleaseIfGlobal(const Tensor& t) {
@@ -119,44 +130,6 @@ PyObject* PublishedTensorObject(nb::handle object_or_null, const Tensor& t);
 PyObject* ResultObject(PyObject* self, Tensor result);
 // Makes the class `name` in `m`, with the number slots `number_slots` (ending with {0, nullptr}).
 nb::handle MakeTensorType(nb::module_& m, const char* name, const PyType_Slot* number_slots);
-
-// Adds nanobind functions to the tensor class as methods and properties, the way nanobind's
-// class_ does for its own classes (the subset tensor.cpp uses).
-class TensorMethods {
- public:
-  explicit TensorMethods(nb::handle type) : type_(type) {}
-
-  template <class F, class... Extra>
-  TensorMethods& def(const char* name, F&& f, const Extra&... extra) {
-    type_.attr(name) = nb::cpp_function(std::forward<F>(f), nb::name(name), nb::is_method(),
-                                        nb::scope(type_), extra...);
-    return *this;
-  }
-  template <class Get, class... Extra>
-  TensorMethods& def_prop_ro(const char* name, Get&& get, const Extra&... extra) {
-    nb::object getter =
-        nb::cpp_function(std::forward<Get>(get), nb::name(name), nb::is_method(), nb::is_getter(),
-                         nb::rv_policy::reference_internal, extra...);
-    SetProperty(name, getter, nb::none());
-    return *this;
-  }
-  // `extra` applies to the setter, as class_::def_prop_rw applies it. The accessors are named but
-  // have no scope: with both, nanobind would make the second an overload of the first.
-  template <class Get, class Set, class... Extra>
-  TensorMethods& def_prop_rw(const char* name, Get&& get, Set&& set, const Extra&... extra) {
-    nb::object getter = nb::cpp_function(std::forward<Get>(get), nb::name(name), nb::is_method(),
-                                         nb::is_getter(), nb::rv_policy::reference_internal);
-    nb::object setter =
-        nb::cpp_function(std::forward<Set>(set), nb::name(name), nb::is_method(), extra...);
-    SetProperty(name, getter, setter);
-    return *this;
-  }
-
- private:
-  void SetProperty(const char* name, nb::handle get, nb::handle set);
-
-  nb::handle type_;
-};
 
 // A tensor, or None for an undefined one (grad of a leaf that has none, unused inputs).
 nb::object TensorOrNone(Tensor t);

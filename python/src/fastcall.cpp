@@ -1,9 +1,9 @@
 // The hand-written vectorcall functions: Tensor.detach() and backward(gradient=None,
-// retain_graph=False), and ofl.empty, zeros and ones with (*size, dtype=, device=,
-// requires_grad=). The op table's methods and functions are generated (generated/python_ops.cpp);
-// both skip the argument tuple and the overload dispatch of a nanobind function, which cost more
-// than the op's own bookkeeping on tiny tensors (docs/benchmarks.md, "From Python": the Python
-// layer's cost per call), and read their arguments with arg_parser.h.
+// retain_graph=False), ofl.empty, zeros and ones with (*size, dtype=, device=,
+// requires_grad=), and ofl.full. The op table's methods and functions are generated
+// (generated/python_ops.cpp); both skip the argument tuple and the overload dispatch of a nanobind
+// function, which cost more than the op's own bookkeeping on tiny tensors (docs/benchmarks.md,
+// "From Python": the Python layer's cost per call), and read their arguments with arg_parser.h.
 #include <Python.h>
 
 #include <string>
@@ -142,6 +142,35 @@ PyObject* SizedFactory(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyOb
   }
 }
 
+// ofl.full(size, fill_value, dtype=None, device=None, requires_grad=False): the dtype follows
+// the value when none is given, as PyTorch's (bool, int64, or float32).
+PyObject* Full(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+  try {
+    nb::handle a[5] = {nullptr, nullptr, Py_None, Py_None, Py_False};
+    ParseArgs("full", args, static_cast<size_t>(nargsf), kwnames,
+              {"size", "fill_value", "dtype", "device", "requires_grad"}, 2, a);
+    Shape shape(PyLong_Check(a[0].ptr()) ? std::vector<int64_t>{ArgInt(a[0], "full", "size")}
+                                         : ArgIntSequence(a[0], "full", "size"));
+    Scalar v;
+    if (!NumberAsScalar(a[1], "full", "fill_value", &v)) {
+      throw nb::type_error((std::string("full(): argument 'fill_value' must be a number, not ") +
+                            nb::type_name(a[1].type()).c_str())
+                               .c_str());
+    }
+    const DType fallback = v.kind() == Scalar::Kind::kBool     ? DType::kBool
+                           : v.kind() == Scalar::Kind::kDouble ? DType::kFloat32
+                                                               : DType::kInt64;
+    const DType d = ArgDType(a[2], "full", fallback);
+    const Device dev = ArgDevice(a[3], "full");
+    const bool requires_grad = ArgBool(a[4], "full", "requires_grad");
+    Tensor t = ofl::full(shape, v, d, dev);
+    if (requires_grad) t.requires_grad_(true);
+    return NewTensorObject(std::move(t));
+  } catch (...) {
+    return RaiseCurrent();
+  }
+}
+
 template <class F>
 PyMethodDef SizedFactoryDef() {
   return {F::kName, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&SizedFactory<F>)),
@@ -157,6 +186,7 @@ PyMethodDef kMethods[] = {
 PyMethodDef kFactories[] = {SizedFactoryDef<EmptyF>(),
                             SizedFactoryDef<ZerosF>(),
                             SizedFactoryDef<OnesF>(),
+                            KeywordsMethodDef("full", &Full),
                             {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace

@@ -53,32 +53,6 @@ nb::dict StatsDict(const MemoryStats& s) {
 }  // namespace
 
 void BindFunctions(nb::module_& m) {
-  m.def(
-      "full",
-      [](nb::handle size, nb::handle fill_value, nb::handle dtype, nb::handle device,
-         bool requires_grad) {
-        Shape shape(PyLong_Check(size.ptr()) ? std::vector<int64_t>{ArgInt(size, "full", "size")}
-                                             : ArgIntSequence(size, "full", "size"));
-        Scalar v;
-        if (!NumberAsScalar(fill_value, "full", "fill_value", &v)) {
-          throw nb::type_error((std::string("full(): argument 'fill_value' must be a number, "
-                                            "not ") +
-                                nb::type_name(fill_value.type()).c_str())
-                                   .c_str());
-        }
-        // As PyTorch: the dtype follows the value when none is given.
-        DType fallback = v.kind() == Scalar::Kind::kBool     ? DType::kBool
-                         : v.kind() == Scalar::Kind::kDouble ? DType::kFloat32
-                                                             : DType::kInt64;
-        DType d = ArgDType(dtype, "full", fallback);
-        Device dev = ArgDevice(device, "full");
-        Tensor t = ofl::full(shape, v, d, dev);
-        if (requires_grad) t.requires_grad_(true);
-        return t;
-      },
-      nb::arg("size").none(), nb::arg("fill_value").none(), nb::arg("dtype") = nb::none(),
-      nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
-
   // A copy of a C-contiguous host array (numpy) as a tensor of `dtype` with the same item size;
   // the caller's memory is free to change once this returns.
   m.def(
@@ -127,6 +101,7 @@ void BindFunctions(nb::module_& m) {
 
 void BindRuntime(nb::module_& m) {
   m.def("sync", &ofl::sync, nb::call_guard<Release>());
+  m.def("_gil_releases", &GilReleaseCount);
   // The package's atexit hook (oneflow_lite/_exit.py). With a daemon thread alive at exit, Python
   // never frees what that thread's frames hold: nanobind's leak report would list objects the
   // program did not leak.

@@ -19,8 +19,10 @@
 #include <Python.h>
 #include <pythread.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 
@@ -116,7 +118,16 @@ bool InterruptedWhileWaiting() {
 
 }  // namespace
 
-GilRelease::GilRelease() : state_(PyEval_SaveThread()) { away = state_; }
+namespace {
+std::atomic<uint64_t> release_count{0};
+}  // namespace
+
+GilRelease::GilRelease() : state_(PyEval_SaveThread()) {
+  away = state_;
+  release_count.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t GilReleaseCount() { return release_count.load(std::memory_order_relaxed); }
 
 GilRelease::~GilRelease() {
   away = nullptr;

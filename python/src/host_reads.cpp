@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "python/src/arg_parser.h"
 #include "python/src/bindings.h"
 
 namespace ofl::python {
@@ -223,17 +224,13 @@ PyMethodDef kMethods[] = {
      "The value of a one-element tensor as a Python number (waits for its producer)."},
     {"tolist", reinterpret_cast<PyCFunction>(&ToList), METH_NOARGS,
      "The values as nested lists of Python numbers (a number for a 0-dim tensor)."},
-};
+    {nullptr, nullptr, 0, nullptr}};
+PyMethodDef kNoFunctions[] = {{nullptr, nullptr, 0, nullptr}};
 
 }  // namespace
 
 void BindHostReads(nb::module_& m, nb::handle tensor_type) {
-  auto* type = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
-  for (PyMethodDef& def : kMethods) {
-    nb::object descr = nb::steal(PyDescr_NewMethod(type, &def));
-    if (!descr.is_valid()) throw nb::python_error();
-    tensor_type.attr(def.ml_name) = descr;
-  }
+  BindMethodTable(m, tensor_type, kMethods, kNoFunctions);
   m.def("_to_numpy", &ToNumpy);
 }
 

@@ -119,9 +119,4 @@ nb::handle MakeTensorType(nb::module_& m, const char* name, const PyType_Slot* n
   return type;
 }
 
-void TensorMethods::SetProperty(const char* name, nb::handle get, nb::handle set) {
-  nb::object property = nb::borrow(reinterpret_cast<PyObject*>(&PyProperty_Type))(get, set);
-  type_.attr(name) = property;
-}
-
 }  // namespace ofl::python

@@ -152,12 +152,12 @@ def test_the_tensor_class_is_made_by_the_factories_only():
     with pytest.raises(TypeError, match=r"cannot be constructed directly"):
         ofl.Tensor([1.0, 2.0])
     t = ofl.ones(2)
-    with pytest.raises(TypeError, match=r"requires_grad\(\): incompatible function arguments"):
+    with pytest.raises(TypeError, match=r"requires_grad must be a bool, not str"):
         t.requires_grad = "yes"
     assert not t.requires_grad
     with pytest.raises(AttributeError):
         t.shape = (3,)
-    with pytest.raises(TypeError, match=r"expand_as\(\): incompatible function arguments"):
+    with pytest.raises(TypeError, match=r"expand_as\(\): argument 'other' must be a Tensor, not list"):
         t.expand_as([1, 2])
     still_works()
 

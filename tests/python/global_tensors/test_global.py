@@ -76,6 +76,26 @@ def test_ops_on_global_tensors():
     np.testing.assert_array_equal(c.to_local().numpy(), t.to_local().numpy())
 
 
+def test_an_op_on_a_global_tensor_gives_the_gil_up_for_the_call():
+    # The GIL rule (python/src/bindings.h): a global op may exchange with the other ranks on this
+    # thread, so it releases the GIL once; the same op on a local tensor keeps it.
+    from oneflow_lite import _C
+
+    g = make_global(ofl.sbp.split(0))
+    local = ofl.tensor(logical())
+    for name, call in {
+        "reshape": lambda t: t.reshape(2 * N, 6),
+        "repeat": lambda t: t.repeat(1, 2),
+        "clone": lambda t: t.clone(),
+        "expand": lambda t: t.reshape(1, 4 * N, 3).expand(2, 4 * N, 3),
+    }.items():
+        before = _C._gil_releases()
+        call(local)
+        assert _C._gil_releases() == before, f"{name} on a local tensor gave the GIL up"
+        call(g)
+        assert _C._gil_releases() > before, f"{name} on a global tensor kept the GIL"
+
+
 def test_gradients_refused_on_every_rank():
     t = make_global(ofl.sbp.broadcast)
     with pytest.raises(ofl.InvalidArgument, match="requires_grad_"):
