@@ -221,6 +221,7 @@ class Instruction : public SmallObjectNew {
  private:
   friend class Stream;
   friend class VirtualMachine;
+  friend class VmEngine;
   friend std::atomic<int32_t>& RefCountOf(Instruction*);
   uint64_t id_;
   Stream* stream_;

@@ -96,54 +96,6 @@ void VirtualMachine::SetWaterMarks(int64_t high, int64_t low) {
   done_cv_.notify_all();  // a blocked submitter re-checks against the new marks
 }
 
-void VirtualMachine::Connect(Instruction* instr, const InstrRef& pred) {
-  if (!pred || pred.get() == instr) return;
-  const bool cross = pred->stream() != instr->stream();
-  if (instr->trace) {
-    if (std::find(instr->dep_ids.begin(), instr->dep_ids.end(), pred->id()) ==
-        instr->dep_ids.end()) {
-      instr->dep_ids.push_back(pred->id());
-      instr->dep_cross_stream.push_back(cross);
-      instr->trace_preds.push_back(pred);
-    }
-  }
-  // Same stream: the queue's order already serialises them. Finished: nothing to wait for.
-  if (!cross || pred->done()) return;
-  for (const InstrRef& w : instr->wait_for) {
-    if (w.get() == pred.get()) return;
-  }
-  instr->wait_for.push_back(pred);
-}
-
-void VirtualMachine::ConsumeDependences(Instruction* instr) {
-  InstructionPolicy* policy = instr->policy();
-  for (const BlobPtr& blob : policy->writes()) {
-    blob->MarkIssued();
-    Dependence& dep = blob->dependence();
-    Connect(instr, dep.last_writer);
-    for (const InstrRef& r : dep.readers) Connect(instr, r);
-    dep.readers.clear();
-    dep.last_writer = InstrRef(instr);
-  }
-  for (const BlobPtr& blob : policy->reads()) {
-    const auto& writes = policy->writes();
-    if (std::find(writes.begin(), writes.end(), blob) != writes.end()) continue;
-    blob->MarkIssued();
-    Dependence& dep = blob->dependence();
-    Connect(instr, dep.last_writer);
-    dep.readers.push_back(InstrRef(instr));
-    if (dep.readers.size() >= 64 && dep.readers.size() == dep.readers.capacity()) {
-      // A tensor read a million times must not keep a million finished readers alive: a full
-      // list drops its finished readers, and grows now if that freed less than half of it, so
-      // the next prune waits for at least as many reads again (constant time per read, amortised).
-      dep.readers.RemoveIf([](const InstrRef& r) { return r->done(); });
-      if (dep.readers.size() > dep.readers.capacity() / 2) {
-        dep.readers.reserve(2 * dep.readers.capacity());
-      }
-    }
-  }
-}
-
 void VirtualMachine::Release(BlobPtr blob) noexcept {
   if (__builtin_expect(closing_.load(std::memory_order_relaxed), 0)) {
     // A forked child (the pool's lock may have been held by a thread the fork did not copy), or a
@@ -164,48 +116,18 @@ void VirtualMachine::Release(BlobPtr blob) noexcept {
       blob->Free();
       return;
     }
-    std::unique_lock<SubmitMutex> lock(submit_mu_);
-    Dependence& dep = blob->dependence();
-    Instruction* last = nullptr;
-    bool one_stream = true;
-    auto consider = [&](const InstrRef& a) {
-      if (!a || a->done()) return;
-      if (last != nullptr && a->stream() != last->stream()) one_stream = false;
-      if (last == nullptr || a->id() > last->id()) last = a.get();
-    };
-    consider(dep.last_writer);
-    for (const InstrRef& r : dep.readers) consider(r);
     // OFL_VM_FOLD_RELEASE=0 issues a ReleaseTensor for every blob, to see each one in traces.
-    const bool fold = fold_releases_ && !sync_mode_;
-    // Every user finished (always so in OFL_VM_SYNC=1 mode unless another thread's work is
-    // blocked): nothing to order the free after.
-    const bool all_done = last == nullptr && (fold_releases_ || sync_mode_);
-    // The block counts as free from the tensor's death on (PyTorch's rule), although the free
-    // itself waits for the users to complete. Marked before the free is arranged, so it is
-    // marked before the free can happen.
-    if (last != nullptr || !all_done) blob->MarkDead();
-    if (all_done || (fold && one_stream)) {
-      bool attached = false;
-      if (last != nullptr) {
-        // On one stream, everything else using the blob runs before `last`.
-        EagerBlobObject* head = last->releases_.load(std::memory_order_acquire);
-        while (head != kReleasesClosed) {
-          blob->next_release = head;
-          if (last->releases_.compare_exchange_weak(head, blob.get(), std::memory_order_acq_rel)) {
-            attached = true;
-            break;
-          }
-        }
-        if (attached && last->trace) last->folded_releases.push_back(blob->id());
-      }
-      // The blob stays alive until `last` retires: its policy holds it.
-      dep.last_writer.reset();
-      dep.readers.clear();
-      lock.unlock();
-      if (!attached) blob->Free();  // every user has finished
-      return;
+    // In OFL_VM_SYNC=1 mode every user has finished (unless another thread's work is blocked).
+    switch (engine_.PlanRelease(blob, /*fold=*/fold_releases_ && !sync_mode_,
+                                /*free_when_done=*/fold_releases_ || sync_mode_)) {
+      case VmEngine::ReleasePlan::kFreeNow:
+        blob->Free();  // every user has finished
+        return;
+      case VmEngine::ReleasePlan::kFolded:
+        return;
+      case VmEngine::ReleasePlan::kIssue:
+        break;
     }
-    lock.unlock();
     // Neither back-pressure nor the OFL_VM_SYNC=1 wait: a destructor must not block or throw.
     InstructionsBuilder builder;
     builder.ReleaseTensor(std::move(blob));
@@ -239,52 +161,18 @@ void VirtualMachine::Submit(SmallObjectVector<InstrRef>& batch, bool back_pressu
     return;
   }
   if (back_pressure) WaitForCapacity();
-  const bool tracing = tracer_.tracing();
-  const int issue_thread = tracing ? TraceThreadIndex() : 0;
-  const bool log_debug = LogDebugEnabled();
-  const bool on_worker = RunningInstruction() != nullptr;
-  // Instructions this thread runs itself once the lock is released, in issue order (their streams
-  // are claimed for them meanwhile). Batches are small; a few fit inline.
-  Instruction* run_here_inline[4];
-  SmallObjectVector<Instruction*> run_here_more;
-  size_t n_run_here = 0;
+  VmEngine::IssueContext ctx;
+  ctx.tracing = tracer_.tracing();
+  ctx.issue_thread = ctx.tracing ? TraceThreadIndex() : 0;
+  ctx.log_debug = LogDebugEnabled();
+  ctx.on_worker = RunningInstruction() != nullptr;
+  ctx.inline_limit = inline_bytes_.load(std::memory_order_relaxed);
+  InlineRuns run_here;
   Graveyard graveyard;
-  {
-    std::lock_guard<SubmitMutex> lock(submit_mu_);
-    for (InstrRef& ref : batch) {
-      Instruction* instr = ref.get();
-      instr->id_ = next_instr_id_.fetch_add(1, std::memory_order_relaxed);
-      instr->trace = tracing;
-      if (tracing) {
-        instr->issue_ns = NowNs();
-        instr->issue_thread = issue_thread;
-      }
-      ConsumeDependences(instr);
-      pressure_.CountSubmitted();
-      const bool run_here = ClaimInline(instr, on_worker);
-      if (log_debug) {
-        Logger().debug("[#{} {}] issued {} {} (waits for {} instruction(s) on other streams){}",
-                       instr->id(), instr->stream()->name(), instr->policy()->policy_name(),
-                       instr->policy()->op_name(), instr->wait_for.size(),
-                       run_here ? "; runs inline on the issuing thread" : "");
-      }
-      in_flight_.push_back(ref);
-      if (run_here) {
-        if (n_run_here < 4) {
-          run_here_inline[n_run_here] = instr;
-        } else {
-          run_here_more.push_back(instr);
-        }
-        ++n_run_here;
-      } else {
-        instr->stream()->Push(instr);
-      }
-    }
-    Reap(false, &graveyard);
-  }
-  // The batch holds a reference to each, so none is destroyed by another thread's Reap meanwhile.
-  for (size_t i = 0; i < n_run_here; ++i) {
-    Instruction* instr = i < 4 ? run_here_inline[i] : run_here_more[i - 4];
+  engine_.IssueAndDispatch(batch, ctx, &run_here, &graveyard);
+  // The batch holds a reference to each, so none is destroyed by another thread's reap meanwhile.
+  for (size_t i = 0; i < run_here.size(); ++i) {
+    Instruction* instr = run_here[i];
     Stream* stream = instr->stream();
     Run(instr);
     stream->EndInline();
@@ -298,16 +186,6 @@ bool VirtualMachine::AllocateAtIssue(EagerBlobObject* blob, const char* owner) {
     return false;
   }
   return blob->TryAllocateCached(stream->pool(), owner);
-}
-
-bool VirtualMachine::ClaimInline(Instruction* instr, bool on_worker) {
-  // A worker issuing work keeps it asynchronous: its own stream may be the one claimed, and the
-  // work it issues may wait for what it runs.
-  if (on_worker || !instr->wait_for.empty()) return false;
-  const int64_t limit = inline_bytes_.load(std::memory_order_relaxed);
-  const int64_t bytes = instr->policy()->InlineBytes();
-  if (limit <= 0 || bytes < 0 || bytes > limit) return false;
-  return instr->stream()->TryClaimInline();
 }
 
 void VirtualMachine::Run(Instruction* instr) {
@@ -504,59 +382,6 @@ void VirtualMachine::Complete(Instruction* instr) {
   if (waiters_.load(std::memory_order_seq_cst) > 0) {
     std::lock_guard<std::mutex> lock(done_mu_);
     done_cv_.notify_all();
-  }
-}
-
-void VirtualMachine::ForgetInDependences(Instruction* instr) {
-  const InstructionPolicy* policy = instr->policy();
-  if (policy == nullptr) return;
-  for (const BlobPtr& blob : policy->writes()) {
-    Dependence& dep = blob->dependence();
-    if (dep.last_writer.get() == instr) dep.last_writer.reset();
-  }
-  for (const BlobPtr& blob : policy->reads()) {
-    ReaderList& readers = blob->dependence().readers;
-    for (size_t i = 0; i < readers.size(); ++i) {
-      if (readers[i].get() == instr) {
-        readers[i] = std::move(readers.back());
-        readers.pop_back();
-        break;
-      }
-    }
-  }
-}
-
-void VirtualMachine::Reap(bool all, Graveyard* graveyard) {
-  auto retire = [&](Instruction* instr) {
-    if (instr->trace) {
-      tracer_.RecordTrace(instr);
-    } else {
-      // A finished instruction orders nothing (Connect and Release skip it), so the blobs it used
-      // let go of it: a live tensor must not keep its producer's instruction alive. A traced one
-      // stays, so that the trace shows edges to it.
-      ForgetInDependences(instr);
-    }
-    // Dropping the policy releases the blobs it held: a finished instruction left in a blob's
-    // dependence must not keep other blobs (and, through them, itself) alive.
-    graveyard->Add(instr->ReleaseOperands());
-  };
-  while (!in_flight_.empty() && in_flight_.front()->done()) {
-    retire(in_flight_.front().get());
-    in_flight_.pop_front();
-  }
-  // An upper bound on what is in flight, without reading the workers' counter.
-  const int64_t pending = pressure_.PendingBound();
-  if (all || static_cast<int64_t>(in_flight_.size()) > 2 * pending + 1024) {
-    // Something slow sits at the front; retire the finished ones behind it.
-    std::deque<InstrRef, SmallObjectAllocator<InstrRef>> keep;
-    for (InstrRef& ref : in_flight_) {
-      if (ref->done()) {
-        retire(ref.get());
-      } else {
-        keep.push_back(std::move(ref));
-      }
-    }
-    in_flight_.swap(keep);
   }
 }
 

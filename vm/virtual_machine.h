@@ -1,20 +1,20 @@
-// VirtualMachine: the process-wide scheduler. It orders submitted instructions by the blobs they
-// read and write, hands each to its stream's worker, keeps errors raised inside the VM until a wait
-// re-throws them, holds submitters back while too much is in flight (the counters and water marks:
-// back_pressure.h), and owns the device registry (streams, caching pools, failed devices).
+// VirtualMachine: the process-wide scheduler. Its engine (vm_engine.h) orders submitted
+// instructions by the blobs they read and write and dispatches each to its stream or an inline
+// run; the VirtualMachine owns the threads and streams around it: the device registry (streams,
+// workers, caching pools, failed devices), the workers' run protocol and completion (each
+// stream's CompletionPolicy says how its work completes: completion_policy.h), the waits and
+// their hang reports, the errors raised inside the VM until a wait re-throws them, back-pressure
+// on submitters (the counters and water marks: back_pressure.h), tracing, exit and shutdown.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include <oneapi/tbb/mutex.h>
 
 #include "oneflow_lite/device.h"
 #include "vm/allocator/caching_allocator.h"
@@ -24,29 +24,10 @@
 #include "vm/instruction.h"
 #include "vm/stream.h"
 #include "vm/trace.h"
+#include "vm/vm_engine.h"
 #include "vm/vm_tracer.h"
 
 namespace ofl::vm {
-
-// Policies of retired instructions, destroyed only after the submit lock is released (a policy may
-// hold the last handle of a tensor, and that tensor's death submits a ReleaseTensor). Most reaps
-// retire a handful, so they fit inline and cost no allocation.
-class Graveyard {
- public:
-  void Add(std::unique_ptr<InstructionPolicy> p) {
-    if (n_ < kInline) {
-      inline_[n_++] = std::move(p);
-    } else {
-      overflow_.push_back(std::move(p));
-    }
-  }
-
- private:
-  static constexpr size_t kInline = 16;
-  std::unique_ptr<InstructionPolicy> inline_[kInline];
-  size_t n_ = 0;
-  std::vector<std::unique_ptr<InstructionPolicy>> overflow_;
-};
 
 class VirtualMachine {
  public:
@@ -209,10 +190,6 @@ class VirtualMachine {
   VirtualMachine();
   // The hang timeout of Wait and Sync, in seconds (VmTesting::SetWaitTimeout for tests).
   void SetWaitTimeout(double seconds);
-  void Connect(Instruction* instr, const InstrRef& pred);
-  // Whether instr (its dependences consumed) may run inline, and if so claims its stream.
-  bool ClaimInline(Instruction* instr, bool on_worker);
-  void ConsumeDependences(Instruction* instr);
   void Complete(Instruction* instr);
   // Waits without a timeout (a worker waiting for a cross-stream predecessor).
   void WaitDone(Instruction* instr);
@@ -247,7 +224,8 @@ class VirtualMachine {
   // Abandons `waited` unless a worker started it first (then `started` is set) and describes every
   // pending instruction; takes the submit lock.
   std::string AbandonAndReport(Instruction* waited, int64_t stalled_ns, bool* started);
-  // Every pending instruction and what it waits for (`waited` marked); the caller holds submit_mu_.
+  // Every pending instruction and what it waits for (`waited` marked); the caller holds the
+  // engine's lock.
   std::string DescribePending(const Instruction* waited);
   // Throws when the calling thread is a VM worker that must not wait for `waited` (see Wait).
   void CheckCanWait(const Instruction* waited, const char* caller);
@@ -273,22 +251,11 @@ class VirtualMachine {
   void OnClosing(const std::string& what, bool throw_if_shut_down);
   // Whether the calling thread is parked when it issues work while the process exits.
   bool ParksWhileExiting() const;
-  // Retires finished instructions from the front of in_flight_ (all finished ones when `all`).
-  // Their policies are moved to `graveyard`, to be destroyed after the submit lock is released:
-  // a policy may hold the last handle of a tensor, whose death submits a ReleaseTensor.
-  void Reap(bool all, Graveyard* graveyard);
-  // Drops the references that the blobs instr used keep to it (instr finished; submit lock held).
-  void ForgetInDependences(Instruction* instr);
   void WaitForCapacity();
 
-  // Orders submissions; guards dependences and in_flight_. oneTBB's mutex: taken at least once per
-  // op, and uncontended it is an atomic exchange to lock and one to unlock.
-  using SubmitMutex = tbb::mutex;
-  SubmitMutex submit_mu_;
-  std::atomic<int64_t> direct_runs_{0};   // written under submit_mu_
-  std::atomic<int64_t> direct_reads_{0};  // written under submit_mu_
-  std::deque<InstrRef, SmallObjectAllocator<InstrRef>> in_flight_;
-  std::atomic<uint64_t> next_instr_id_{1};
+  using SubmitMutex = VmEngine::Mutex;
+  std::atomic<int64_t> direct_runs_{0};   // written under the engine's lock
+  std::atomic<int64_t> direct_reads_{0};  // written under the engine's lock
   std::atomic<uint64_t> next_blob_id_{1};
   BackPressure pressure_;
 
@@ -302,6 +269,9 @@ class VirtualMachine {
   DeviceRegistry devices_;
 
   VmTracer tracer_;
+
+  // The dependence graph and dispatch (after pressure_ and tracer_, which it uses).
+  VmEngine engine_{&pressure_, &tracer_};
 
   std::atomic<int64_t> wait_timeout_ns_{0};
 

@@ -23,7 +23,7 @@ bool VirtualMachine::TryReadDirect(const BlobArg& arg, DirectReadFn read, void* 
   if (limit <= 0 || ViewBytes(arg.shape, arg.dtype) > limit) return false;
   // Held for the copy: nothing can be issued meanwhile, so no instruction can start writing the
   // blob (or free it) while it is read, and its dependences can be read.
-  std::lock_guard<SubmitMutex> lock(submit_mu_);
+  std::lock_guard<SubmitMutex> lock(engine_.mutex());
   // closing_ (exit, shutdown, a fork child) sends the read the instruction way, which reports it.
   if (closing_.load(std::memory_order_relaxed)) return false;
   const Dependence& dep = blob->dependence();
@@ -40,7 +40,7 @@ bool VirtualMachine::TryReadDirect(const BlobArg& arg, DirectReadFn read, void* 
 
 bool VirtualMachine::WritesFinished(EagerBlobObject* blob) {
   if (closing_.load(std::memory_order_relaxed) || RunningInstruction() != nullptr) return false;
-  std::lock_guard<SubmitMutex> lock(submit_mu_);
+  std::lock_guard<SubmitMutex> lock(engine_.mutex());
   if (closing_.load(std::memory_order_relaxed)) return false;
   // done() is set at completion (on an asynchronous device, after its event), and its acquire
   // makes the writer's data and the blob's allocation visible here. A reaped writer was finished.
@@ -50,7 +50,7 @@ bool VirtualMachine::WritesFinished(EagerBlobObject* blob) {
 }
 
 Stream* VirtualMachine::UnfinishedWriterStream(EagerBlobObject* blob) {
-  std::lock_guard<SubmitMutex> lock(submit_mu_);
+  std::lock_guard<SubmitMutex> lock(engine_.mutex());
   const Dependence& dep = blob->dependence();
   if (!dep.last_writer || dep.last_writer->done()) return nullptr;
   return dep.last_writer->stream();

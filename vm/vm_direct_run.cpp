@@ -63,7 +63,7 @@ bool VirtualMachine::TryRunOpDirect(const std::string& op_name, kernels::KernelF
   // the operands, and the ones already issued are finished (EveryRecordedUseFinished). The kernel
   // is the library's own, small, and never calls back into the VM, so the hold is short and cannot
   // deadlock.
-  std::lock_guard<SubmitMutex> lock(submit_mu_);
+  std::lock_guard<SubmitMutex> lock(engine_.mutex());
   // Shutdown takes the submit lock once after setting the flag (and closing_ before it): a run that
   // got the lock after that sees the flag, and one that had it finishes before the pools close.
   if (closing_.load(std::memory_order_relaxed)) return false;

@@ -141,7 +141,7 @@ void VirtualMachine::Shutdown() {
   if (shut_down_.exchange(true)) return;  // a second call (the exit hook after ofl::shutdown)
   // A direct run (TryRunOpDirect) holds the submit lock while it runs and checks the flag under
   // it: once this lock was taken, none is running and none will start.
-  { std::lock_guard<SubmitMutex> lock(submit_mu_); }
+  { std::lock_guard<SubmitMutex> lock(engine_.mutex()); }
   {
     std::lock_guard<std::mutex> lock(done_mu_);
     done_cv_.notify_all();

@@ -43,11 +43,7 @@ TraceSession VirtualMachine::StopTraceSession() {
 }
 
 std::vector<TraceRecord> VirtualMachine::TakeTrace() {
-  {
-    Graveyard graveyard;
-    std::lock_guard<SubmitMutex> lock(submit_mu_);
-    Reap(true, &graveyard);
-  }
+  engine_.ReapAll();
   return tracer_.TakeRecords();
 }
 

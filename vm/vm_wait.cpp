@@ -131,13 +131,13 @@ void VirtualMachine::WaitForCapacity() {
   if (RunningInstruction()) return;
   bool drained;
   {
-    WaitHookScope hooks;  // Submit calls this before it takes submit_mu_
+    WaitHookScope hooks;  // Submit calls this before it takes the engine's lock
     drained = WaitWithProgress([&] { return pressure_.Eased() || shut_down_.load(); });
   }
   if (drained) return;
   std::string msg;
   {
-    std::lock_guard<SubmitMutex> lock(submit_mu_);
+    std::lock_guard<SubmitMutex> lock(engine_.mutex());
     msg = "VM hang: a submission waited for back-pressure to ease (" + pressure_.Describe() +
           ") but no instruction completed anywhere in the VM " + "for " +
           Seconds(wait_timeout_ns_.load()) +
@@ -263,7 +263,7 @@ uint64_t VirtualMachine::CompletedCount() { return pressure_.Completed(); }
 std::string VirtualMachine::DescribePending(const Instruction* waited) {
   constexpr size_t kMaxListed = 32;
   std::vector<Instruction*> pending;
-  for (const InstrRef& ref : in_flight_) {
+  for (const InstrRef& ref : engine_.in_flight()) {
     if (!ref->done_.load(std::memory_order_seq_cst)) pending.push_back(ref.get());
   }
   std::unordered_map<const Stream*, Instruction*> head;  // first pending per stream
@@ -306,7 +306,7 @@ std::string VirtualMachine::DescribePending(const Instruction* waited) {
 
 std::string VirtualMachine::AbandonAndReport(Instruction* waited, int64_t stalled_ns,
                                              bool* started) {
-  std::lock_guard<SubmitMutex> lock(submit_mu_);
+  std::lock_guard<SubmitMutex> lock(engine_.mutex());
   uint8_t queued = Instruction::kQueued;
   const bool keep = !waited->policy()->Abandonable();
   const bool abandoned = !keep && waited->run_state_.compare_exchange_strong(
@@ -330,9 +330,9 @@ bool VirtualMachine::WaitsForQueuedWork(const Instruction* waited, const Instruc
   // Everything `waited` may wait for: its unfinished cross-stream predecessors and whatever is
   // ahead of it on its own stream, transitively. Reaching the running instruction or anything
   // queued behind it on its stream means the wait would never end.
-  std::lock_guard<SubmitMutex> lock(submit_mu_);
+  std::lock_guard<SubmitMutex> lock(engine_.mutex());
   std::unordered_map<const Stream*, std::vector<const Instruction*>> by_stream;
-  for (const InstrRef& ref : in_flight_) {
+  for (const InstrRef& ref : engine_.in_flight()) {
     if (!ref->done_.load(std::memory_order_seq_cst)) by_stream[ref->stream()].push_back(ref.get());
   }
   std::vector<const Instruction*> todo = {waited};
@@ -415,11 +415,7 @@ void VirtualMachine::WaitForAllIssued(const char* caller) {
 void VirtualMachine::Sync() {
   if (closing_.load(std::memory_order_relaxed)) OnClosing("sync", /*throw_if_shut_down=*/true);
   WaitForAllIssued("sync");
-  {
-    Graveyard graveyard;
-    std::lock_guard<SubmitMutex> lock(submit_mu_);
-    Reap(true, &graveyard);
-  }
+  engine_.ReapAll();
   errors_.ThrowFirstUnreported();
 }
 
