@@ -93,7 +93,7 @@ def test_the_calls_that_wait_give_the_gil_up(device):
         assert releases_of(call) >= 1, f"{name} on {device} kept the GIL"
 
 
-@pytest.mark.parametrize("read", ["item", "numpy", "backward"])
+@pytest.mark.parametrize("read", ["sync", "item", "numpy", "backward"])
 def test_another_thread_runs_while_a_read_waits(read):
     x = ofl.ones(1 << 21, device="sim:0")
     ofl.sync()
@@ -114,7 +114,9 @@ def test_another_thread_runs_while_a_read_waits(read):
         for _ in range(60):  # queued work: a few ms each on the simulated device
             z = z * 1.0001
         t0 = time.perf_counter()
-        if read == "item":
+        if read == "sync":
+            ofl.sync()
+        elif read == "item":
             z.sum().item()
         elif read == "numpy":
             z.numpy()
