@@ -176,6 +176,53 @@ void CheckBinaryArgs(BinaryOp op, const KernelContext& ctx) {
   }
 }
 
+const char* UnaryOpName(UnaryOp op) {
+  static constexpr const char* kNames[kNumUnaryOps] = {
+      "neg", "abs",  "sign",    "relu", "exp",  "log",  "sqrt", "rsqrt",     "sin",
+      "cos", "tanh", "sigmoid", "erf",  "silu", "gelu", "gelu", "pow_scalar"};
+  const int i = static_cast<int>(op);
+  return i >= 0 && i < kNumUnaryOps ? kNames[i] : "unary";
+}
+
+UnaryOp CheckUnaryArgs(UnaryOp op, const KernelContext& ctx, UnaryParams* params) {
+  const char* name = UnaryOpName(op);
+  CheckUnaryOperands(name, ctx);
+  const TensorArg& in = ctx.inputs[0];
+  const TensorArg& out = ctx.outputs[0];
+  if (out.shape != in.shape) {
+    throw InvalidArgument(std::string(name) + ": output shape " + out.shape.str() +
+                          " differs from input shape " + in.shape.str());
+  }
+  if (out.dtype != in.dtype) {
+    throw InvalidArgument(std::string(name) + ": output dtype " + to_string(out.dtype) +
+                          " differs from input dtype " + to_string(in.dtype));
+  }
+  if (!is_floating_point(in.dtype) && !(UnaryTakesIntegers(op) && IsInteger(in.dtype))) {
+    throw InvalidArgument(
+        std::string(name) + ": dtype " + to_string(in.dtype) + " is not supported (" +
+        (UnaryTakesIntegers(op) ? "an integer or float dtype" : "a float dtype") + " is)");
+  }
+  if (op == UnaryOp::kPow) params->exponent = ctx.attributes.get_double("exponent");
+  if (op == UnaryOp::kGelu || op == UnaryOp::kGeluTanh) {
+    const std::string approximate = ctx.attributes.get_string("approximate");
+    if (approximate == "tanh") return UnaryOp::kGeluTanh;
+    if (approximate != "none") {
+      throw InvalidArgument("gelu: approximate is \"" + approximate +
+                            "\"; expected \"none\" or \"tanh\"");
+    }
+    return UnaryOp::kGelu;
+  }
+  return op;
+}
+
+void CheckCastArgs(const KernelContext& ctx) {
+  CheckUnaryOperands("cast", ctx);
+  if (ctx.outputs[0].shape != ctx.inputs[0].shape) {
+    throw InvalidArgument("cast: output shape " + ctx.outputs[0].shape.str() +
+                          " differs from input shape " + ctx.inputs[0].shape.str());
+  }
+}
+
 void CheckFillArgs(const KernelContext& ctx) {
   if (!ctx.inputs.empty() || ctx.outputs.size() != 1) {
     throw InvalidArgument("fill: the kernel expects no inputs and 1 output, got " +

@@ -1,12 +1,14 @@
 // The argument checks of the built-in kernels ("copy", "repeat", "reduce_sum_to", "add", "sub",
-// "mul", "div", "fill"), one set for every device type: the CPU kernels, the sim kernels (on the
-// calling thread, before the work is queued) and the CUDA kernels (before the launch) throw the
-// same InvalidArgument, naming the kernel, the argument and the values, before any memory is
-// touched. The VM checks these arguments before it calls a kernel; these checks keep a kernel
-// called directly (a program's own op, a test) from reading or writing out of bounds.
+// "mul", "div", "fill", "cast" and the unary ops), one set for every device type: the CPU kernels,
+// the sim kernels (on the calling thread, before the work is queued) and the CUDA kernels (before
+// the launch) throw the same InvalidArgument, naming the kernel, the argument and the values,
+// before any memory is touched. The VM checks these arguments before it calls a kernel; these
+// checks keep a kernel called directly (a program's own op, a test) from reading or writing out of
+// bounds.
 #pragma once
 
 #include "kernels/kernel.h"
+#include "kernels/unary_ops.h"
 
 namespace ofl::kernels {
 
@@ -31,6 +33,14 @@ template <BinaryOp kOp>
 void CheckBinaryArgs(const KernelContext& ctx) {
   CheckBinaryArgs(kOp, ctx);
 }
+
+// The elementwise-unary ops (kernels/unary_ops.h): one input and one output of one shape and one
+// dtype; a float dtype, or an integer one (not bool) for neg, abs, sign and relu; gelu's
+// `approximate` is "none" or "tanh". Returns the op the kernel computes (kGeluTanh for gelu's
+// approximate="tanh") and, in *params, what it reads besides its input.
+UnaryOp CheckUnaryArgs(UnaryOp op, const KernelContext& ctx, UnaryParams* params);
+// "cast": one input and one output of one shape, any dtypes.
+void CheckCastArgs(const KernelContext& ctx);
 
 // "fill": no inputs, one output, one or two attributes (the value, its kind: fill_value.h).
 void CheckFillArgs(const KernelContext& ctx);

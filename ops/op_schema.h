@@ -128,6 +128,15 @@ struct DeviceCopyForm {};
 
 using OpForm = std::variant<KernelForm, ViewForm, ComposeForm, InPlaceForm, DeviceCopyForm>;
 
+// How the entry casts a call's inputs before its stages run, through the cast op (so autograd
+// records the casts, and a cast input's gradient comes back in its own dtype).
+enum class InputCast : uint8_t {
+  kNone,
+  // Integer and bool inputs become float32, PyTorch's default float dtype: the floating functions
+  // (exp, sqrt, sigmoid, ...) of an integer tensor, as torch.exp(int_tensor).
+  kIntToFloat,
+};
+
 struct OpSchema {
   std::string name;
   int id =
@@ -139,6 +148,8 @@ struct OpSchema {
   AttrSchema attrs;
   // What a call does with the op (above).
   OpForm form;
+  // Casts of the inputs at the entry (above).
+  InputCast input_cast = InputCast::kNone;
   // Checks the inputs and attrs and gives the outputs' shapes and dtypes (kernel, compose and
   // in-place forms; a view's geometry does both).
   InferFn infer;

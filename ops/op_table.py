@@ -18,8 +18,9 @@
 # A row is a dict:
 #   sig     "name(Type arg, Type arg=default, ...)": the function's name and arguments. Tensor
 #           arguments are the op's inputs, in order; the others its attributes, in order (the op's
-#           AttrSchema declares them under the same names). Types: Tensor, int, int[], bool, Shape.
-#           Defaults: false/true, an integer, {} (an empty list).
+#           AttrSchema declares them under the same names). Types: Tensor, int, int[], bool, Shape,
+#           double, str, DType (no Python reading of its own yet). Defaults: false/true, an
+#           integer, {} (an empty list), a decimal number, a quoted lower-case word ("none").
 #   op      the definition's name, when it is not the function's.
 #   doc     the comment on the declaration (and on the Tensor method).
 #   method  True: also a Tensor method, the first Tensor argument being the tensor itself.
@@ -112,5 +113,42 @@ ROWS = [
     dict(
         sig="repeat_backward(Tensor dy, Shape input_shape, int[] repeats)",
         doc="Sums dy over the tiles of repeat(input, repeats); the result has input_shape.",
+    ),
+    dict(sig="neg(Tensor x)", method=True, python="both", doc="-x (integers wrap as two's complement); bool is refused, as PyTorch's."),
+    dict(sig="abs(Tensor x)", method=True, python="both", doc="|x| (the most negative integer is itself, as PyTorch's)."),
+    dict(sig="sign(Tensor x)", method=True, python="both", doc="-1, 0 or 1 by the sign of each element (NaN stays NaN)."),
+    dict(sig="relu(Tensor x)", method=True, python="both", doc="max(x, 0) (NaN stays NaN)."),
+    dict(sig="exp(Tensor x)", method=True, python="both", doc="e ** x; an integer or bool x is cast to float32 first (so for every floating function)."),
+    dict(sig="log(Tensor x)", method=True, python="both", doc="The natural logarithm (-inf at 0, NaN below)."),
+    dict(sig="sqrt(Tensor x)", method=True, python="both", doc="The square root (NaN below 0)."),
+    dict(sig="rsqrt(Tensor x)", method=True, python="both", doc="1 / sqrt(x)."),
+    dict(sig="sin(Tensor x)", method=True, python="both", doc="The sine."),
+    dict(sig="cos(Tensor x)", method=True, python="both", doc="The cosine."),
+    dict(sig="tanh(Tensor x)", method=True, python="both", doc="The hyperbolic tangent."),
+    dict(sig="sigmoid(Tensor x)", method=True, python="both", doc="1 / (1 + e ** -x)."),
+    dict(sig="erf(Tensor x)", method=True, python="both", doc="The error function."),
+    dict(sig="silu(Tensor x)", method=True, python="function", doc="x * sigmoid(x) (nn.functional.silu)."),
+    dict(
+        sig="gelu(Tensor x, str approximate=\"none\")",
+        method=True,
+        python="function",
+        doc="x * Phi(x), Phi the standard normal CDF; approximate=\"tanh\": PyTorch's tanh form\n"
+        "0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x ** 3))) (nn.functional.gelu).",
+    ),
+    dict(
+        sig="pow(Tensor x, double exponent)",
+        op="pow_scalar",
+        method=True,
+        python="both",
+        doc="x ** exponent elementwise, in a float dtype (an integer x is cast to float32).",
+    ),
+    dict(
+        sig="to(Tensor x, DType dtype)",
+        op="cast",
+        method=True,
+        body="manual",
+        doc="x's values converted to dtype (x itself when it has that dtype): floats to integers\n"
+        "truncate toward zero and saturate (NaN gives 0), integers wrap, anything to bool is\n"
+        "x != 0. Gradient: cast back to x's dtype; an integer result has none.",
     ),
 ]

@@ -15,6 +15,7 @@
 #include <tbb/blocked_range.h>
 
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/elem.h"
 #include "kernels/cpu/half_cast.h"
 #include "kernels/cpu/stream_copy.h"
 #include "kernels/index_util.h"
@@ -38,43 +39,6 @@ constexpr int64_t kStreamRunBytes = 256;
 // The buffer a streamed run is computed into before it is stored: small enough to stay in L1,
 // a whole number of cache lines.
 constexpr int64_t kStageBytes = 2048;
-
-// How each element type is stored and computed. Integers compute in an unsigned type of at least
-// 32 bits (wrap-around without undefined behaviour, and no promotion of narrow types to int);
-// float16 and bfloat16 are stored as their bits and compute in float, rounded once to the output.
-template <class T>
-struct Elem {  // the integers
-  using Storage = T;
-  using Unsigned = std::make_unsigned_t<T>;
-  using Compute = std::conditional_t<(sizeof(T) < sizeof(uint32_t)), uint32_t, Unsigned>;
-  static Compute Load(T x) { return static_cast<Compute>(static_cast<Unsigned>(x)); }
-  static T Store(Compute c) { return static_cast<T>(static_cast<Unsigned>(c)); }
-};
-template <class T>
-struct FloatElem {
-  using Storage = T;
-  using Compute = T;
-  static T Load(T x) { return x; }
-  static T Store(T c) { return c; }
-};
-template <>
-struct Elem<float> : FloatElem<float> {};
-template <>
-struct Elem<double> : FloatElem<double> {};
-template <>
-struct Elem<float16> {
-  using Storage = uint16_t;
-  using Compute = float;
-  static float Load(uint16_t x) { return HalfBitsToFloat(x); }
-  static uint16_t Store(float c) { return FloatToHalfBits(c); }
-};
-template <>
-struct Elem<bfloat16> {
-  using Storage = uint16_t;
-  using Compute = float;
-  static float Load(uint16_t x) { return BFloat16BitsToFloat(x); }
-  static uint16_t Store(float c) { return FloatToBFloat16Bits(c); }
-};
 
 template <BinaryOp kOp, class C>
 inline C Apply(C x, C y) {

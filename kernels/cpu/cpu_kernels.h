@@ -31,6 +31,8 @@ void DivKernel(const KernelContext& ctx);
 // bits.
 void FillKernel(const KernelContext& ctx);
 
+void CastKernel(const KernelContext& ctx);
+
 // The copy behind "copy", for kernels that copy a strided view of their own making: element
 // [i_0..i_{ndim-1}] of src goes to the same index of dst. Strides are in elements; elements are
 // moved as raw bytes of element_size (1, 2, 4 or 8).

@@ -32,41 +32,9 @@ namespace ofl::kernels::cuda {
 inline namespace OFL_CUDA_BUILD {
 namespace {
 
-template <class T>
-struct Num {  // the integers
-  using Unsigned = std::make_unsigned_t<T>;
-  using Compute = std::conditional_t<(sizeof(T) < sizeof(uint32_t)), uint32_t, Unsigned>;
-  __device__ static Compute Load(T x) { return static_cast<Compute>(static_cast<Unsigned>(x)); }
-  __device__ static T Store(Compute c) { return static_cast<T>(static_cast<Unsigned>(c)); }
-};
-template <class T>
-struct FloatNum {
-  using Compute = T;
-  __device__ static T Load(T x) { return x; }
-  __device__ static T Store(T c) { return c; }
-};
-template <>
-struct Num<float> : FloatNum<float> {};
-template <>
-struct Num<double> : FloatNum<double> {};
-template <>
-struct Num<Half> {
-  using Compute = float;
-  __device__ static float Load(Half x) { return __half2float(__ushort_as_half(x.bits)); }
-  __device__ static Half Store(float c) { return Half{__half_as_ushort(__float2half(c))}; }
-};
-template <>
-struct Num<BHalf> {
-  using Compute = float;
-  __device__ static float Load(BHalf x) { return __bfloat162float(__ushort_as_bfloat16(x.bits)); }
-  __device__ static BHalf Store(float c) {
-    return BHalf{__bfloat16_as_ushort(__float2bfloat16(c))};
-  }
-};
-
 template <BinaryOp kOp, class T>
 __device__ inline T Apply(T a, T b) {
-  using N = Num<T>;
+  using N = Elem<T>;
   const typename N::Compute x = N::Load(a);
   const typename N::Compute y = N::Load(b);
   if constexpr (kOp == BinaryOp::kAdd) {

@@ -1,11 +1,15 @@
-// Device-side pieces the CUDA kernels share (binary, copy, fill, reduce_sum): the storage of the
-// 16-bit float types, the 16-byte vector of the rows layout, and where a row chunk of that layout
-// lies (the chunks themselves: RowChunk in launch.h).
+// Device-side pieces the CUDA kernels share (binary, unary, cast, copy, fill, reduce_sum): the
+// storage of the 16-bit float types and how each element type computes (Elem), the 16-byte vector
+// of the rows layout, and where a row chunk of that layout lies (the chunks themselves: RowChunk
+// in launch.h).
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/cuda/cuda_namespace.h"
 #include "kernels/cuda/launch.h"
@@ -21,6 +25,41 @@ struct Half {
 };
 struct BHalf {
   uint16_t bits;
+};
+
+// How each element type computes: integers in an unsigned type of at least 32 bits (two's-
+// complement wrap-around), floats in their own type, float16 and bfloat16 in float (rounded once
+// to the stored type, to nearest even).
+template <class T>
+struct Elem {  // the integers
+  using Unsigned = std::make_unsigned_t<T>;
+  using Compute = std::conditional_t<(sizeof(T) < sizeof(uint32_t)), uint32_t, Unsigned>;
+  __device__ static Compute Load(T x) { return static_cast<Compute>(static_cast<Unsigned>(x)); }
+  __device__ static T Store(Compute c) { return static_cast<T>(static_cast<Unsigned>(c)); }
+};
+template <class T>
+struct FloatElem {
+  using Compute = T;
+  __device__ static T Load(T x) { return x; }
+  __device__ static T Store(T c) { return c; }
+};
+template <>
+struct Elem<float> : FloatElem<float> {};
+template <>
+struct Elem<double> : FloatElem<double> {};
+template <>
+struct Elem<Half> {
+  using Compute = float;
+  __device__ static float Load(Half x) { return __half2float(__ushort_as_half(x.bits)); }
+  __device__ static Half Store(float c) { return Half{__half_as_ushort(__float2half(c))}; }
+};
+template <>
+struct Elem<BHalf> {
+  using Compute = float;
+  __device__ static float Load(BHalf x) { return __bfloat162float(__ushort_as_bfloat16(x.bits)); }
+  __device__ static BHalf Store(float c) {
+    return BHalf{__bfloat16_as_ushort(__float2bfloat16(c))};
+  }
 };
 
 // One aligned 16-byte load or store.

@@ -93,8 +93,10 @@ void AttachOutputs(const std::shared_ptr<Node>& node, const std::vector<Tensor>&
       node->output_versions[i] = y.impl()->storage()->version();
     }
   }
-  // Last: the outputs own the node (and nothing the node holds owns them).
+  // Last: the outputs own the node (and nothing the node holds owns them). An integer or bool
+  // output has no gradient (PyTorch's rule): it stays out of the graph.
   for (size_t i = 0; i < n_out; ++i) {
+    if (!is_floating_point(outputs[i].dtype())) continue;
     AutogradMeta& m = outputs[i].impl()->mutable_autograd();
     m.grad_fn = node;
     m.output_nr = static_cast<int>(i);
@@ -117,12 +119,16 @@ uint64_t SavedInputs(const ops::OpSchema& op, const std::vector<Tensor>& inputs)
 void Record(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
             const std::vector<Tensor>& outputs, const Attrs& attrs) {
   // An op that returned its input itself (contiguous() of a contiguous tensor, to() its own
-  // device) made nothing to record.
+  // device) made nothing to record; nor did one whose outputs are all integer or bool (a cast to
+  // int64), which have no gradient.
+  bool any_float = false;
   for (const Tensor& y : outputs) {
     for (const Tensor& x : inputs) {
       if (y.impl() == x.impl()) return;
     }
+    any_float = any_float || is_floating_point(y.dtype());
   }
+  if (!any_float) return;
   AttachOutputs(NewNode(op, inputs, attrs, Tensor()), outputs);
 }
 

@@ -1,6 +1,7 @@
-// The hand-written body of the op table's `view` (ops/op_table.py: body "manual"): reshape's
-// definition, after a check that x's strides allow a view. The other array ops' functions are
-// generated from the table.
+// The hand-written bodies of the op table's `view` and `to(dtype)` (ops/op_table.py: body
+// "manual"): view is reshape's definition after a check that x's strides allow a view; to(dtype)
+// is the cast op, or x itself when it has the dtype (PyTorch's Tensor.to). The other array ops'
+// functions are generated from the table.
 #include <vector>
 
 #include "oneflow_lite/functional/functional.h"
@@ -23,6 +24,12 @@ Tensor view(const Tensor& x, const std::vector<int64_t>& shape) {
     }
   }
   return functional::Call(op, x, Attrs(op.attrs, shape));
+}
+
+Tensor to(const Tensor& x, DType dtype) {
+  static const ops::OpSchema& op = ops::BuiltinOp("cast");
+  if (x.defined() && x.dtype() == dtype) return x;
+  return functional::Call(op, x, Attrs(op.attrs, dtype));
 }
 
 }  // namespace ofl

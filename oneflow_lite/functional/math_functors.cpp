@@ -88,7 +88,7 @@ Tensor operator-(const Tensor& a) {
   if (a.dtype() == DType::kBool) {
     throw InvalidArgument("neg: negation, the `-` operator, on a bool tensor is not supported");
   }
-  return mul(a, -1);  // -1 is uint8's 255: the two's-complement negation, as PyTorch
+  return neg(a);
 }
 
 Tensor full(const Shape& shape, Scalar value, DType dtype, const Device& device) {

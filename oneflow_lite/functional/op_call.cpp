@@ -1,5 +1,6 @@
-// The entry of every op call (op_call.h): the checks that depend on the call's shape alone, then
-// the global stage for a global input, else the autograd stage.
+// The entry of every op call (op_call.h): the checks that depend on the call's shape alone, the
+// casts of the inputs an op asks for (OpSchema::input_cast), then the global stage for a global
+// input, else the autograd stage.
 #include "oneflow_lite/functional/op_call.h"
 
 #include <string>
@@ -23,6 +24,18 @@ void CheckAttrsOf(const ops::OpSchema& op, const Attrs& attrs) {
                              : "those of op '" + attrs.op() + "' (" + attrs.str() + ")"));
 }
 
+// The inputs cast as InputCast::kIntToFloat says (op_schema.h); *cast set when one was.
+std::vector<Tensor> CastInputs(const std::vector<Tensor>& inputs, bool* cast) {
+  std::vector<Tensor> out = inputs;
+  for (Tensor& x : out) {
+    if (x.defined() && !is_floating_point(x.dtype())) {
+      x = x.to(DType::kFloat32);
+      *cast = true;
+    }
+  }
+  return out;
+}
+
 bool AnyGlobal(const std::vector<Tensor>& inputs) {
   for (const Tensor& x : inputs) {
     if (IsGlobal(x)) return true;
@@ -44,12 +57,21 @@ std::vector<Tensor> Call(const ops::OpSchema& op, const std::vector<Tensor>& inp
                           "from the inputs)");
   }
   CheckAttrsOf(op, attrs);
+  if (__builtin_expect(op.input_cast != ops::InputCast::kNone, 0)) {
+    bool cast = false;
+    std::vector<Tensor> cast_inputs = CastInputs(inputs, &cast);
+    if (cast) return Call(op, cast_inputs, attrs);
+  }
   if (AnyGlobal(inputs)) return stage::Global(op, inputs, attrs);
   return stage::Autograd(op, inputs, attrs);
 }
 
 Tensor Call(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
   CheckAttrsOf(op, attrs);
+  if (__builtin_expect(op.input_cast != ops::InputCast::kNone, 0) && x.defined() &&
+      !is_floating_point(x.dtype())) {
+    return Call(op, x.to(DType::kFloat32), attrs);
+  }
   if (IsGlobal(x)) return stage::Global(op, x, attrs);
   return stage::Autograd(op, x, attrs);
 }

@@ -1,7 +1,8 @@
 // The one entry of every op call, built-in or registered (register_op / call_op), and its three
 // stages, each in its own file and each handing on to the next, never back:
 //
-//   Call (op_call.cpp)        the call's shape: input count, an op with no generic form
+//   Call (op_call.cpp)        the call's shape: input count, attributes; the input casts the op
+//                             asks for (OpSchema::input_cast), through the cast op
 //   global (global_stage.cpp) a global input: the SBP signature, boxing, then the autograd stage
 //                             on this rank's shard with its physical attributes
 //   autograd (autograd_stage.cpp)

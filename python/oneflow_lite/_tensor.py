@@ -350,3 +350,28 @@ Tensor.T = property(_T)
 Tensor.data = property(_data)
 Tensor.element_size = element_size
 Tensor.__iter__ = __iter__
+
+
+def _dtype_method(name, dtype):
+    def convert(self):
+        return self.to(dtype)
+
+    convert.__name__ = name
+    convert.__doc__ = f"self.to(oneflow_lite.{dtype.name}): self itself when it has that dtype."
+    return convert
+
+
+# The dtype conversions of torch.Tensor (float(), long(), ...), each a cast.
+for _name, _dtype in {
+    "float": _C.float32,
+    "double": _C.float64,
+    "half": _C.float16,
+    "bfloat16": _C.bfloat16,
+    "long": _C.int64,
+    "int": _C.int32,
+    "short": _C.int16,
+    "char": _C.int8,
+    "byte": _C.uint8,
+    "bool": _C.bool,
+}.items():
+    setattr(Tensor, _name, _dtype_method(_name, _dtype))

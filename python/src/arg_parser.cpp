@@ -92,6 +92,26 @@ bool ArgBool(nb::handle h, const char* fn, const char* arg) {
   return h.ptr() == Py_True;
 }
 
+double ArgDouble(nb::handle h, const char* fn, const char* arg) {
+  double v = 0;
+  if (PyBool_Check(h.ptr()) || !NumberAsDouble(h, &v)) {
+    TypeError(std::string(fn) + "(): argument '" + arg + "' must be a number, not " +
+              nb::type_name(h.type()).c_str());
+  }
+  return v;
+}
+
+std::string ArgString(nb::handle h, const char* fn, const char* arg) {
+  if (!PyUnicode_Check(h.ptr())) {
+    TypeError(std::string(fn) + "(): argument '" + arg + "' must be a str, not " +
+              nb::type_name(h.type()).c_str());
+  }
+  Py_ssize_t n = 0;
+  const char* s = PyUnicode_AsUTF8AndSize(h.ptr(), &n);
+  if (s == nullptr) throw nb::python_error();
+  return std::string(s, static_cast<size_t>(n));
+}
+
 std::vector<int64_t> ArgIntList(nb::handle h, const char* fn, const char* arg) {
   if (PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) return ArgIntSequence(h, fn, arg);
   return {ArgInt(h, fn, arg)};

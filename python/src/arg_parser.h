@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "python/src/bindings.h"
@@ -31,6 +32,10 @@ const std::vector<int64_t>& FastInts(PyObject* const* args, Py_ssize_t nargs, co
 // A tensor argument (h may be null: a missing argument); a TypeError naming fn and arg otherwise.
 const Tensor& ArgTensor(nb::handle h, const char* fn, const char* arg);
 bool ArgBool(nb::handle h, const char* fn, const char* arg);
+// A Python number (int, float, numpy scalar; not bool) as a double.
+double ArgDouble(nb::handle h, const char* fn, const char* arg);
+// A str.
+std::string ArgString(nb::handle h, const char* fn, const char* arg);
 // A tuple/list of ints, or one int (PyTorch's int[1]: sum(dim=1)).
 std::vector<int64_t> ArgIntList(nb::handle h, const char* fn, const char* arg);
 // As ArgIntList, with null or None giving the empty list (the argument's default).

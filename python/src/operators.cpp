@@ -1,5 +1,6 @@
 // Tensor's arithmetic operators as the class's number slots: + - * / with a tensor or a Python
-// number (an exact ofl::Scalar) on either side, += -= *= /= in place, and unary minus. CPython
+// number (an exact ofl::Scalar) on either side, += -= *= /= in place, unary minus, abs() and
+// t ** number. CPython
 // calls a slot directly (and makes
 // __add__, __radd__, ... from it), where a method named __add__ would cost a lookup and nanobind's
 // overload dispatch on every operator.
@@ -105,6 +106,40 @@ PyObject* Negative(PyObject* a) {
   }
 }
 
+PyObject* Absolute(PyObject* a) {
+  try {
+    const Tensor& t = TensorOf(a);
+    Tensor out;
+    {
+      ReleaseIfGlobal r(t);
+      out = ofl::abs(t);
+    }
+    return NewTensorObject(std::move(out));
+  } catch (...) {
+    return RaiseCurrent();
+  }
+}
+
+// t ** number (pow with a number exponent); NotImplemented for anything else (a number ** t, a
+// tensor exponent, the three-argument form), so Python raises its own TypeError.
+PyObject* Power(PyObject* a, PyObject* b, PyObject* mod) {
+  try {
+    double exponent = 0;
+    if (!IsTensor(a) || mod != Py_None || PyBool_Check(b) || !NumberAsDouble(b, &exponent)) {
+      Py_RETURN_NOTIMPLEMENTED;
+    }
+    const Tensor& t = TensorOf(a);
+    Tensor out;
+    {
+      ReleaseIfGlobal r(t);
+      out = ofl::pow(t, exponent);
+    }
+    return NewTensorObject(std::move(out));
+  } catch (...) {
+    return RaiseCurrent();
+  }
+}
+
 PyObject* Self(PyObject* self) {
   Py_INCREF(self);
   return self;
@@ -149,6 +184,8 @@ const PyType_Slot kSlots[] = {
     {Py_nb_multiply, Slot(&Binary<MulOp>)},
     {Py_nb_true_divide, Slot(&Binary<DivOp>)},
     {Py_nb_negative, Slot(&Negative)},
+    {Py_nb_absolute, Slot(&Absolute)},
+    {Py_nb_power, Slot(&Power)},
     {Py_nb_inplace_add, Slot(&InPlaceSlot<&AddInPlace, kIadd>)},
     {Py_nb_inplace_subtract, Slot(&InPlaceSlot<&SubInPlace, kIsub>)},
     {Py_nb_inplace_multiply, Slot(&InPlaceSlot<&MulInPlace, kImul>)},

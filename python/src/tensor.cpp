@@ -156,7 +156,7 @@ PyObject* Transpose(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, Py
   return NewTensorObject(std::move(out));
 }
 
-// to(device) and cpu(): self itself when it is on that device already, as PyTorch.
+// cpu(): self itself when it is on the CPU already, as PyTorch.
 PyObject* MoveTo(PyObject* self, const Device& d) {
   const Tensor& t = TensorOf(self);
   Tensor out;
@@ -167,10 +167,29 @@ PyObject* MoveTo(PyObject* self, const Device& d) {
   return ResultObject(self, std::move(out));
 }
 
+// to(device), to(dtype), to(device, dtype), with keywords device= and dtype=: self itself when
+// nothing changes, as PyTorch's.
 PyObject* To(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
-  nb::handle a[1];
-  ParseArgs("to", args, static_cast<size_t>(nargsf), kwnames, {"device"}, 1, a);
-  return MoveTo(self, ArgDevice(a[0], "to"));
+  nb::handle a[2];
+  ParseArgs("to", args, static_cast<size_t>(nargsf), kwnames, {"device", "dtype"}, 0, a);
+  // A dtype given first is the dtype: t.to(ofl.float64).
+  if (a[0].ptr() != nullptr && a[1].ptr() == nullptr && nb::isinstance<PyDType>(a[0])) {
+    std::swap(a[0], a[1]);
+  }
+  if (a[0].ptr() == nullptr && a[1].ptr() == nullptr) {
+    throw nb::type_error("to() takes a device, a dtype or both (t.to('sim:0'), t.to(ofl.float64))");
+  }
+  const Tensor& t = TensorOf(self);
+  const bool has_device = a[0].ptr() != nullptr && !a[0].is_none();
+  const Device d = has_device ? ArgDevice(a[0], "to") : t.device();
+  const DType dtype = a[1].ptr() != nullptr ? ArgDType(a[1], "to", t.dtype()) : t.dtype();
+  Tensor out;
+  {
+    ReleaseIfGlobal r(t);
+    out = has_device ? t.to(d) : t;
+    out = out.to(dtype);
+  }
+  return ResultObject(self, std::move(out));
 }
 
 PyObject* Cpu(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
@@ -296,7 +315,7 @@ PyMethodDef kMethods[] = {
     Method<&Len>("__len__", "The size of the first dim."),
     Method<&ExpandAs>("expand_as", "expand(other.shape)."),
     Method<&Transpose>("transpose", "The view with two dims swapped."),
-    Method<&To>("to", "The tensor on a device (self when it is there already)."),
+    Method<&To>("to", "The tensor on a device and/or in a dtype (self when nothing changes)."),
     Method<&Cpu>("cpu", "to('cpu')."),
     Method<&InPlace<&AddInPlace, kAdd, kOther>>("add_", "self += other, in place."),
     Method<&InPlace<&SubInPlace, kSub, kOther>>("sub_", "self -= other, in place."),
@@ -304,7 +323,7 @@ PyMethodDef kMethods[] = {
     Method<&InPlace<&DivInPlace, kDiv, kOther>>("div_", "self /= other, in place."),
     Method<&InPlace<&Fill, kFill, kValue>>("fill_", "Every element set to a number, in place."),
     Method<&Zero>("zero_", "Every element set to zero, in place."),
-    Method<&Copy>("copy_", "The values of src (broadcast, cast, moved), in place."),
+    Method<&Copy>("copy_", "The values of src (broadcast, from any device), in place."),
     Method<&RequiresGradInPlace>("requires_grad_", "Sets requires_grad; returns self."),
     Method<&RetainGrad>("retain_grad", "Keeps .grad of a non-leaf after backward."),
     Method<&Version>("_version", "How many in-place changes the storage has seen."),

@@ -54,8 +54,17 @@ def test_the_project_table(tmp):
           "ofl.sum's keyword names (dims is Python's dim)")
     check('FastInts(args + 0, nargs - 0, "expand", "sizes")' in py, "expand's *sizes")
     check("Function_add" not in py, "no Python binding for a row without python")
-    check('nb::make_tuple("expand", "repeat", "reshape", "permute", "narrow", "sum")' in py,
-          "the module functions are listed")
+    check('nb::make_tuple("expand", "repeat", "reshape", "permute", "narrow", "sum", "neg",' in py,
+          "the module functions are listed, in table order")
+    # The types issue 37's rows brought: double, str (with a quoted default) and DType.
+    check('Tensor gelu(const Tensor& x, const std::string& approximate = "none");' in h,
+          "gelu's str default")
+    check("Tensor pow(const Tensor& x, double exponent);" in h, "pow's double exponent")
+    check("Tensor to(DType dtype) const;" in inc, "to(dtype)'s method")
+    check('const std::string approximate = a[1] ? ArgString(a[1], "gelu", "approximate") : '
+          'std::string("none");' in py, "gelu's Python argument and its default")
+    check('const double exponent = ArgDouble(a[0], "pow", "exponent");' in py,
+          "Tensor.pow's Python exponent")
     # Unchanged text: the files are not rewritten (their mtimes stay).
     path = os.path.join(tmp, "src", "functions.cpp")
     os.utime(path, (1, 1))
@@ -70,12 +79,15 @@ BAD_ROWS = [
     ('dict(sig="f(int y)")', "row 0 (f)", "at least one Tensor"),
     ('dict(sig="f(Tensor x, int a=1, int b)")', "row 0 (f)", "without a default follows one with"),
     ('dict(sig="f(Tensor x, bool a=1)")', "row 0 (f)", "default its type cannot take"),
+    ('dict(sig="f(Tensor x, double a=x)")', "row 0 (f)", "default its type cannot take"),
+    ('dict(sig="f(Tensor x, str a=none)")', "row 0 (f)", "default its type cannot take"),
+    ('dict(sig="f(Tensor x, DType a=1)")', "row 0 (f)", "default its type cannot take"),
     ('dict(sig="f(Tensor x, int x)")', "row 0 (f)", "an argument name appears twice"),
     ('dict(sig="f(Tensor x)", pyton="method")', "row 0", "unknown keys ['pyton']"),
     ('dict(sig="f(Tensor x)", python="method")', "row 0 (f)", "needs the C++ method"),
     ('dict(sig="f(Tensor x, Tensor y)", python="function")', "row 0 (f)", "one-tensor ops only"),
     ('dict(sig="f(Tensor x)", py_names={"y": "z"})', "row 0 (f)", "names 'y', which is no argument"),
-    ('dict(sig="f(Tensor x)"), dict(sig="f(Tensor y)")', "bad11.py", "functions named twice: ['f']"),
+    ('dict(sig="f(Tensor x)"), dict(sig="f(Tensor y)")', "bad14.py", "functions named twice: ['f']"),
 ]
 
 

@@ -7,6 +7,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/common/grad_program.h"
@@ -187,6 +188,48 @@ TEST(GradCheckTest, ViewAndCopyOps) {
         return x[0].permute({1, 0}).narrow(0, 1, 2) * x[1];
       },
       {{3, 3}, {1, 3}}, 16);
+}
+
+// The elementwise-unary ops, on random shapes (0-dim and 0-size included) and on a permuted,
+// narrowed input; the ops defined only for positive inputs take |x| (the values stay away from
+// 0, so |x| and relu are smooth there).
+TEST(GradCheckTest, UnaryOps) {
+  const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&)>>> ops = {
+      {"neg", [](const Tensor& x) { return ofl::neg(x); }},
+      {"abs", [](const Tensor& x) { return ofl::abs(x); }},
+      {"sign", [](const Tensor& x) { return ofl::sign(x) * x; }},
+      {"relu", [](const Tensor& x) { return ofl::relu(x); }},
+      {"exp", [](const Tensor& x) { return ofl::exp(x); }},
+      {"log", [](const Tensor& x) { return ofl::log(ofl::abs(x)); }},
+      {"sqrt", [](const Tensor& x) { return ofl::sqrt(ofl::abs(x)); }},
+      {"rsqrt", [](const Tensor& x) { return ofl::rsqrt(ofl::abs(x)); }},
+      {"sin", [](const Tensor& x) { return ofl::sin(x); }},
+      {"cos", [](const Tensor& x) { return ofl::cos(x); }},
+      {"tanh", [](const Tensor& x) { return ofl::tanh(x); }},
+      {"sigmoid", [](const Tensor& x) { return ofl::sigmoid(x); }},
+      {"erf", [](const Tensor& x) { return ofl::erf(x); }},
+      {"silu", [](const Tensor& x) { return ofl::silu(x); }},
+      {"gelu", [](const Tensor& x) { return ofl::gelu(x); }},
+      {"gelu tanh", [](const Tensor& x) { return ofl::gelu(x, "tanh"); }},
+      {"pow 3", [](const Tensor& x) { return ofl::pow(x, 3.0); }},
+      {"pow 0", [](const Tensor& x) { return ofl::pow(x, 0.0) * x; }},
+      {"pow -1.5", [](const Tensor& x) { return ofl::pow(ofl::abs(x), -1.5); }},
+  };
+  std::mt19937_64 rng(17);
+  uint64_t seed = 100;
+  for (const auto& [name, f] : ops) {
+    for (int round = 0; round < 3; ++round) {
+      const Dims s = RandomShape(rng, round == 2);
+      CheckGradients(
+          std::string(name) + " " + Str(s), [&f](auto& x) { return f(x[0]); }, {s}, ++seed);
+    }
+    CheckGradients(
+        std::string(name) + " of a permuted, narrowed input",
+        [&f](auto& x) {
+          return f(x[0].permute({1, 0}).narrow(0, 1, 2));
+        },
+        {{3, 4}}, ++seed);
+  }
 }
 
 TEST(GradCheckTest, RandomProgramsGiveTheSameBitsOnCpuAndSim) {

@@ -6,6 +6,7 @@
 //   ofl_icount_driver <case> <impl> <N>
 //     case: expand  x.expand({4,5,3}).contiguous() of a (4,1,3) float32 tensor on cpu
 //           repeat  x.repeat({2,1,2}) of the same x
+//           unary   x.exp() of the same x (a tiny elementwise-unary op)
 //           empty   empty({4,3}) float32 on cpu
 //           autograd  one tiny autograd graph per op: x's and w's grads cleared (set_grad of an
 //                   undefined tensor; libtorch: grad reset), then (x.expand({2,4,5,3}) * w).sum()
@@ -34,6 +35,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -173,6 +175,15 @@ bool OflVerify(const std::string& which, const ofl::Tensor& x) {
         for (int k = 0; k < 3; ++k) want.push_back(static_cast<float>(3 * i + k));
     return x.expand({4, 2, 3}).contiguous().to_vector<float>() == want;
   }
+  if (which == "unary") {
+    const std::vector<float> in = x.to_vector<float>();
+    const std::vector<float> got = x.exp().to_vector<float>();
+    if (got.size() != in.size()) return false;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (std::fabs(got[i] - std::exp(in[i])) > 1e-6f * std::exp(in[i])) return false;
+    }
+    return true;
+  }
   if (which == "repeat") {  // (4,1,3) repeated (2,1,2) -> (8,1,6)
     for (int t = 0; t < 2; ++t)
       for (int i = 0; i < 4; ++i)
@@ -250,6 +261,8 @@ int RunOfl(const std::string& which, int64_t n) {
       OflLoop(count, [&] { return x.expand({4, 5, 3}).contiguous(); });
     } else if (which == "repeat") {
       OflLoop(count, [&] { return x.repeat({2, 1, 2}); });
+    } else if (which == "unary") {
+      OflLoop(count, [&] { return x.exp(); });
     } else if (which == "roundtrip") {
       // One op and its read per iteration: the read waits, so no final sync is needed.
       for (int64_t i = 0; i < count; ++i) Keep(x.expand({4, 2, 3}).contiguous().to_vector<float>());
@@ -325,6 +338,8 @@ int RunTorch(const std::string& which, int64_t n) {
       TorchLoop(count, [&] { return x.expand({4, 5, 3}).contiguous(); });
     } else if (which == "repeat") {
       TorchLoop(count, [&] { return x.repeat({2, 1, 2}); });
+    } else if (which == "unary") {
+      TorchLoop(count, [&] { return x.exp(); });
     } else if (which == "roundtrip") {
       for (int64_t i = 0; i < count; ++i) {
         const at::Tensor y = x.expand({4, 2, 3}).contiguous();
@@ -342,15 +357,16 @@ int RunTorch(const std::string& which, int64_t n) {
 #endif
 
 int Usage() {
-  std::fprintf(stderr,
-               "usage: ofl_icount_driver <expand|repeat|empty|roundtrip|autograd|rss|rss_tensor> "
-               "<ofl|torch> "
-               "<N>\n"
-               "  torch is %s in this build\n",
+  std::fprintf(
+      stderr,
+      "usage: ofl_icount_driver <expand|repeat|unary|empty|roundtrip|autograd|rss|rss_tensor> "
+      "<ofl|torch> "
+      "<N>\n"
+      "  torch is %s in this build\n",
 #ifdef OFL_BENCH_WITH_TORCH
-               "available"
+      "available"
 #else
-                "not available (configure with -DOFL_BENCH_WITH_TORCH=ON)"
+      "not available (configure with -DOFL_BENCH_WITH_TORCH=ON)"
 #endif
   );
   return 2;
@@ -366,8 +382,8 @@ int main(int argc, char** argv) {
   errno = 0;
   const long long n = std::strtoll(argv[3], &end, 10);
   if (end == argv[3] || *end != '\0' || errno != 0 || n < 0) return Usage();
-  if (which != "expand" && which != "repeat" && which != "empty" && which != "roundtrip" &&
-      which != "autograd" && !IsRss(which)) {
+  if (which != "expand" && which != "repeat" && which != "unary" && which != "empty" &&
+      which != "roundtrip" && which != "autograd" && !IsRss(which)) {
     return Usage();
   }
   StartInstrumentation();

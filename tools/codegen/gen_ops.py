@@ -22,9 +22,12 @@ CPP_TYPES = {
     "int[]": "const std::vector<int64_t>&",
     "bool": "bool",
     "Shape": "const Shape&",
+    "double": "double",
+    "str": "const std::string&",
+    "DType": "DType",
 }
 SIG_RE = re.compile(r"^([a-z][a-z0-9_]*)\((.*)\)$")
-ARG_RE = re.compile(r"^(Tensor|int\[\]|int|bool|Shape) ([a-z][a-z0-9_]*)(?:=(.+))?$")
+ARG_RE = re.compile(r"^(Tensor|int\[\]|int|bool|Shape|double|str|DType) ([a-z][a-z0-9_]*)(?:=(.+))?$")
 PYTHON_KINDS = ("", "method", "function", "both")
 KEYS = {"sig", "op", "doc", "method", "body", "python", "py_names"}
 
@@ -72,7 +75,11 @@ class Row:
                 ok = {"bool": ("true", "false"), "int[]": ("{}",)}.get(a.group(1))
                 if a.group(1) == "int":
                     ok = None if re.fullmatch(r"-?[0-9]+", default) else ()
-                if a.group(1) in ("Tensor", "Shape") or (ok is not None and default not in ok):
+                if a.group(1) == "double":
+                    ok = None if re.fullmatch(r"-?[0-9]+(\.[0-9]*)?(e-?[0-9]+)?", default) else ()
+                if a.group(1) == "str":
+                    ok = None if re.fullmatch(r'"[a-z0-9_]*"', default) else ()
+                if a.group(1) in ("Tensor", "Shape", "DType") or (ok is not None and default not in ok):
                     raise TableError(f"{where}: argument '{part}' has a default its type cannot take")
             self.args.append(Arg(a.group(1), a.group(2), default))
         names = [a.name for a in self.args]
@@ -122,8 +129,9 @@ def comment(doc, indent=""):
 
 def gen_functions_h(rows):
     out = [HEADER, "// The op functions of the public API: one per row of the op table; functional.h\n"
-           "// includes them.\n", "#pragma once\n\n#include <cstdint>\n#include <vector>\n\n",
-           '#include "oneflow_lite/shape.h"\n#include "oneflow_lite/tensor.h"\n\nnamespace ofl {\n\n']
+           "// includes them.\n", "#pragma once\n\n#include <cstdint>\n#include <string>\n#include <vector>\n\n",
+           '#include "oneflow_lite/dtype.h"\n#include "oneflow_lite/shape.h"\n'
+           '#include "oneflow_lite/tensor.h"\n\nnamespace ofl {\n\n']
     for r in rows:
         out.append(comment(r.doc))
         params = ", ".join(a.cpp_param(True) for a in r.args)
@@ -184,13 +192,20 @@ def py_read(r, a, handle):
         return f'ArgIntListOrNone({handle}, "{fn}", "{name}")'
     if a.type == "Shape":
         return f'Shape(ArgIntList({handle}, "{fn}", "{name}"))'
+    if a.type in ("double", "str"):
+        reader = {"double": "ArgDouble", "str": "ArgString"}[a.type]
+        read = f'{reader}({handle}, "{fn}", "{name}")'
+        if a.default is None:
+            return read
+        default = f"double{{{a.default}}}" if a.type == "double" else f"std::string({a.default})"
+        return f"{handle} ? {read} : {default}"
     raise TableError(f"{fn}: no Python reading of {a.type}")
 
 
 def gen_python(rows):
     out = [HEADER, "// The Python bindings of the op table's rows with \"python\": Tensor methods and\n"
            "// module functions as vectorcall functions, their arguments read by arg_parser.h.\n",
-           "#include <Python.h>\n\n#include <cstdint>\n#include <vector>\n\n",
+           "#include <Python.h>\n\n#include <cstdint>\n#include <string>\n#include <vector>\n\n",
            '#include "python/src/arg_parser.h"\n#include "python/src/bindings.h"\n\n',
            "namespace ofl::python {\nnamespace {\n"]
     methods, functions = [], []
@@ -234,7 +249,8 @@ def gen_python(rows):
                     out.append(f'    const Tensor& t = ArgTensor(a[0], "{r.name}", "input");\n')
                 for i, a in enumerate(attrs):
                     cpp_type = {"int": "int64_t", "bool": "bool", "int[]": "std::vector<int64_t>",
-                                "Shape": "Shape"}[a.type]
+                                "Shape": "Shape", "double": "double", "str": "std::string",
+                                "DType": "DType"}[a.type]
                     out.append(f"    const {cpp_type} {a.name} = {py_read(r, a, f'a[{first + i}]')};\n")
                 flags = "METH_FASTCALL | METH_KEYWORDS"
             # The GIL is back before the result becomes a Python object.
