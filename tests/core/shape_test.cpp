@@ -75,7 +75,7 @@ TEST(ShapeTest, NegativeDimCountIsInvalidArgument) {
 }
 
 TEST(ShapeTest, ZeroDim) {
-  const Shape s;
+  const Shape s{};
   EXPECT_EQ(s.ndim(), 0);
   EXPECT_EQ(s.begin(), s.end());
   EXPECT_EQ(s, Shape(std::vector<int64_t>{}));

@@ -217,14 +217,16 @@ TEST(GradCheckTest, UnaryOps) {
   };
   std::mt19937_64 rng(17);
   uint64_t seed = 100;
-  for (const auto& [name, f] : ops) {
+  for (const auto& op : ops) {
+    const std::string name = op.first;
+    const std::function<Tensor(const Tensor&)>& f = op.second;  // (a lambda captures no binding)
     for (int round = 0; round < 3; ++round) {
       const Dims s = RandomShape(rng, round == 2);
       CheckGradients(
-          std::string(name) + " " + Str(s), [&f](auto& x) { return f(x[0]); }, {s}, ++seed);
+          name + " " + Str(s), [&f](auto& x) { return f(x[0]); }, {s}, ++seed);
     }
     CheckGradients(
-        std::string(name) + " of a permuted, narrowed input",
+        name + " of a permuted, narrowed input",
         [&f](auto& x) {
           return f(x[0].permute({1, 0}).narrow(0, 1, 2));
         },
