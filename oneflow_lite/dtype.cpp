@@ -92,4 +92,25 @@ bfloat16::bfloat16(float f) {
   bits = static_cast<uint16_t>((x + rounding) >> 16);
 }
 
+DType promote_types(DType a, DType b) {
+  if (a == b || b == DType::kBool) return a;
+  if (a == DType::kBool) return b;
+  const bool fa = is_floating_point(a), fb = is_floating_point(b);
+  if (fa && fb) {
+    if ((a == DType::kFloat16 && b == DType::kBFloat16) ||
+        (a == DType::kBFloat16 && b == DType::kFloat16)) {
+      return DType::kFloat32;
+    }
+    return element_size(a) >= element_size(b) ? a : b;
+  }
+  if (fa) return a;
+  if (fb) return b;
+  // Two integer dtypes: uint8 holds no negative value, so with int8 both fit int16 only.
+  if (a == DType::kUInt8 || b == DType::kUInt8) {
+    const DType other = a == DType::kUInt8 ? b : a;
+    return other == DType::kInt8 ? DType::kInt16 : other;
+  }
+  return element_size(a) >= element_size(b) ? a : b;
+}
+
 }  // namespace ofl

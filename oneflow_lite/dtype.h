@@ -40,6 +40,18 @@ constexpr bool is_floating_point(DType dtype) {
          dtype == DType::kFloat64;
 }
 
+// The dtype both a and b convert to without losing their kind, as torch.promote_types: bool
+// yields to any other; uint8 with int8 gives int16; integers give the wider; an integer with a
+// float gives the float; float16 with bfloat16 gives float32; floats give the wider.
+DType promote_types(DType a, DType b);
+// Whether an op's result of dtype `from` may be written into a tensor of dtype `to`
+// (torch.can_cast, the in-place ops' rule): not a float into an integer or bool, not an integer
+// into bool.
+constexpr bool can_cast(DType from, DType to) {
+  if (is_floating_point(from) && !is_floating_point(to)) return false;
+  return !(from != DType::kBool && to == DType::kBool);
+}
+
 // IEEE 754 binary16 storage with round-to-nearest-even conversion from float.
 struct float16 {
   uint16_t bits = 0;

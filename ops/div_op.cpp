@@ -15,6 +15,7 @@ OpSchema MakeDivOp() {
     return InferBinary("div", in, /*allow_integer=*/false);
   };
   op.form = KernelForm{/*kernel=*/"", /*broadcast_inputs=*/true};
+  op.input_cast = InputCast::kResultTypeFloat;
   op.save_inputs = Bit(0) | Bit(1);
   op.save_inputs_for = [](uint64_t needs) -> uint64_t {
     return Bit(1) | ((needs & Bit(1)) ? Bit(0) : 0);

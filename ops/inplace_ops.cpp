@@ -1,6 +1,7 @@
-// The in-place ops: add_, sub_, mul_, div_ (a tensor operand; a number reaches them as a 0-dim
-// tensor of the target's dtype), copy_, fill_ and zero_. Each writes input 0's own view with the
-// kernel of its out-of-place form, the source seen as the target's shape (broadcast). The
+// The in-place ops: add_, sub_, mul_, div_ (a tensor operand, cast to the tensor's dtype at the
+// entry when the result type may be written into it; a number reaches them as a 0-dim tensor of
+// the target's dtype), copy_ (from any dtype), fill_ and zero_. Each writes input 0's own view with
+// the kernel of its out-of-place form, the source seen as the target's shape (broadcast). The
 // arithmetic ones take their out-of-place op's backward (a recorded add_ is an AddBackward node,
 // as in PyTorch); copy_ sends the gradient to the source only, fill_ and zero_ to neither.
 #include <string>
@@ -28,6 +29,8 @@ OpSchema Arithmetic(const char* name, const char* of, bool division) {
   op.name = name;
   op.num_inputs = 2;
   op.form = InPlaceForm{/*kernel=*/of, /*reads_target=*/true, /*node_op=*/of};
+  // The source is cast to the tensor's dtype at the entry, when the result type allows it.
+  op.input_cast = division ? InputCast::kToTargetDivision : InputCast::kToTarget;
   op.infer = [name = std::string(name), division](const std::vector<TensorMeta>& in, const Attrs&) {
     const DType t = in[0].dtype;
     if (t == DType::kBool) {
@@ -56,6 +59,7 @@ OpSchema MakeCopyInplace() {
   op.name = "copy_";
   op.num_inputs = 2;
   op.form = InPlaceForm{/*kernel=*/"copy", /*reads_target=*/false, /*node_op=*/""};
+  op.input_cast = InputCast::kToTargetAlways;  // copy_ converts any dtype, as PyTorch's
   op.infer = [](const std::vector<TensorMeta>& in, const Attrs&) {
     CheckSourceDType("copy_", in);
     return std::vector<TensorMeta>{in[0]};

@@ -15,6 +15,7 @@ OpSchema MakeMulOp() {
     return InferBinary("mul", in, /*allow_integer=*/true);
   };
   op.form = KernelForm{/*kernel=*/"", /*broadcast_inputs=*/true};
+  op.input_cast = InputCast::kResultType;
   op.save_inputs = Bit(0) | Bit(1);
   op.save_inputs_for = [](uint64_t needs) -> uint64_t {
     return ((needs & Bit(0)) ? Bit(1) : 0) | ((needs & Bit(1)) ? Bit(0) : 0);

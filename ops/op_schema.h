@@ -129,12 +129,28 @@ struct DeviceCopyForm {};
 using OpForm = std::variant<KernelForm, ViewForm, ComposeForm, InPlaceForm, DeviceCopyForm>;
 
 // How the entry casts a call's inputs before its stages run, through the cast op (so autograd
-// records the casts, and a cast input's gradient comes back in its own dtype).
+// records the casts, and a cast input's gradient comes back in its own dtype). The result type of
+// several inputs is PyTorch's (torch.result_type): the promoted dtype of the inputs with dims,
+// unless the 0-dim ones are of a higher kind (bool < integer < float), which then join; so
+// int32 (3,) with an int64 0-dim tensor stays int32, and with a float64 0-dim tensor becomes
+// float64. A number operand is a 0-dim tensor the caller made in the dtype it stands for.
 enum class InputCast : uint8_t {
   kNone,
   // Integer and bool inputs become float32, PyTorch's default float dtype: the floating functions
   // (exp, sqrt, sigmoid, ...) of an integer tensor, as torch.exp(int_tensor).
   kIntToFloat,
+  // Integer and bool inputs become int64: sum, as torch.sum of an integer tensor.
+  kIntToInt64,
+  // Every input becomes the result type: add, sub, mul.
+  kResultType,
+  // The result type, and float32 when that is an integer or bool: true division (div).
+  kResultTypeFloat,
+  // In place: the other inputs become input 0's dtype, refused (InvalidArgument) when the result
+  // type (kResultTypeFloat's for `division`) cannot be cast to it (can_cast): add_, sub_, mul_.
+  kToTarget,
+  kToTargetDivision,  // div_
+  // In place: the other inputs become input 0's dtype, whatever theirs: copy_.
+  kToTargetAlways,
 };
 
 struct OpSchema {

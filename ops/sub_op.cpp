@@ -13,6 +13,7 @@ OpSchema MakeSubOp() {
     return InferBinary("sub", in, /*allow_integer=*/true);
   };
   op.form = KernelForm{/*kernel=*/"", /*broadcast_inputs=*/true};
+  op.input_cast = InputCast::kResultType;
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     std::vector<Tensor> dx(2);
     if (ctx.needs(0)) dx[0] = SumTo(g[0], ctx.input_info[0].shape);

@@ -1,5 +1,6 @@
 // sum(x, dims, keepdim): attributes dims (int list) and keepdim (bool); the dims wrap when
-// negative, a duplicate is an error, and no dims sums every element. Computed by the
+// negative, a duplicate is an error, and no dims sums every element. An integer or bool x is
+// summed in int64 (cast at the entry), as torch.sum. Computed by the
 // "reduce_sum_to" kernel into the keepdim shape (the output viewed so), with its accuracy rules.
 // Gradient: g seen with the summed dims as 1s and expanded back to x's shape (a view, no copy).
 #include <string>
@@ -64,6 +65,7 @@ OpSchema MakeSumOp() {
     return KeepdimShape(x.shape, SummedDims(x.shape.ndim(), attrs));
   };
   op.form = std::move(kernel);
+  op.input_cast = InputCast::kIntToInt64;  // as torch.sum: integers and bool sum in int64
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     const Shape& in = ctx.input_info[0].shape;
     const Shape keep = KeepdimShape(in, SummedDims(in.ndim(), ctx.attrs));

@@ -43,10 +43,20 @@ Tensor Full(const char* op, const Shape& shape, const Scalar& value, DType dtype
   return Call(fill, NewTensor(shape, dtype, device), Attrs(fill.attrs, value));
 }
 
-// The scalar operand of `x op value`: a 0-dim tensor of x's dtype on x's device.
+// The scalar operand of `x op value`: a 0-dim tensor on x's device, of the dtype PyTorch's result
+// type gives the pair (a Python number is a "wrapped number": it never widens x within its kind):
+// x's dtype, unless the number is of a higher kind (bool < integer < float): then int64 for an
+// integer with a bool x, float32 (the default float dtype) for a float with an integer or bool x.
+// So int32 + 5 is int32, int32 + 2.5 is float32, float16 + 2.5 is float16.
 Tensor ScalarLike(const char* op, const Tensor& x, const Scalar& value) {
   const TensorImpl& impl = ImplOf(op, x);
-  return Full(op, Shape(std::vector<int64_t>{}), value, impl.dtype(), impl.device());
+  DType dtype = impl.dtype();
+  if (value.is_floating_point() && !is_floating_point(dtype)) {
+    dtype = DType::kFloat32;
+  } else if (value.kind() != Scalar::Kind::kBool && dtype == DType::kBool) {
+    dtype = value.is_floating_point() ? DType::kFloat32 : DType::kInt64;
+  }
+  return Full(op, Shape(std::vector<int64_t>{}), value, dtype, impl.device());
 }
 
 // The number operand of an in-place arithmetic op: PyTorch refuses a floating-point number with

@@ -3,6 +3,7 @@
 // input, else the autograd stage.
 #include "oneflow_lite/functional/op_call.h"
 
+#include <optional>
 #include <string>
 
 #include "oneflow_lite/functional/stages.h"
@@ -24,16 +25,79 @@ void CheckAttrsOf(const ops::OpSchema& op, const Attrs& attrs) {
                              : "those of op '" + attrs.op() + "' (" + attrs.str() + ")"));
 }
 
-// The inputs cast as InputCast::kIntToFloat says (op_schema.h); *cast set when one was.
-std::vector<Tensor> CastInputs(const std::vector<Tensor>& inputs, bool* cast) {
-  std::vector<Tensor> out = inputs;
-  for (Tensor& x : out) {
-    if (x.defined() && !is_floating_point(x.dtype())) {
-      x = x.to(DType::kFloat32);
-      *cast = true;
+// The dtype the entry casts input `x` to under `rule` (input_cast), given the call's result type
+// and target dtype where the rule needs them.
+DType CastTarget(ops::InputCast rule, DType x, DType result, DType target) {
+  switch (rule) {
+    case ops::InputCast::kIntToFloat:
+      return is_floating_point(x) ? x : DType::kFloat32;
+    case ops::InputCast::kIntToInt64:
+      return is_floating_point(x) ? x : DType::kInt64;
+    case ops::InputCast::kResultType:
+      return result;
+    case ops::InputCast::kResultTypeFloat:
+      return is_floating_point(result) ? result : DType::kFloat32;
+    default:  // the in-place rules
+      return target;
+  }
+}
+
+// PyTorch's result type (op_schema.h, InputCast): the inputs with dims promote together, the
+// 0-dim ones together; the 0-dim result joins only when it is of a higher kind.
+DType ResultType(const std::vector<Tensor>& inputs) {
+  std::optional<DType> dims, zero;
+  for (const Tensor& x : inputs) {
+    std::optional<DType>& r = x.dim() > 0 ? dims : zero;
+    r = r ? promote_types(*r, x.dtype()) : x.dtype();
+  }
+  if (!dims) return *zero;
+  if (!zero || is_floating_point(*dims)) return *dims;
+  if (*dims == DType::kBool || is_floating_point(*zero)) return promote_types(*dims, *zero);
+  return *dims;
+}
+
+// The inputs cast as op.input_cast says; false (inputs untouched) when none needs a cast.
+bool CastInputs(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
+                std::vector<Tensor>* cast) {
+  bool same = true;
+  for (const Tensor& x : inputs) {
+    if (!x.defined()) return false;  // the local stage names the undefined input
+    same = same && x.dtype() == inputs[0].dtype();
+  }
+  const ops::InputCast rule = op.input_cast;
+  // Inputs of one dtype: a cast only where the rule wants a float (or int64) of an integer.
+  if (same && (is_floating_point(inputs[0].dtype()) || rule == ops::InputCast::kResultType ||
+               rule == ops::InputCast::kToTarget || rule == ops::InputCast::kToTargetAlways)) {
+    return false;
+  }
+  const bool in_place = rule == ops::InputCast::kToTarget ||
+                        rule == ops::InputCast::kToTargetDivision ||
+                        rule == ops::InputCast::kToTargetAlways;
+  const DType target = inputs[0].dtype();
+  DType result = target;
+  if (rule != ops::InputCast::kIntToFloat && rule != ops::InputCast::kIntToInt64) {
+    result = ResultType(inputs);
+    if (rule == ops::InputCast::kToTargetDivision && !is_floating_point(result)) {
+      result = DType::kFloat32;
+    }
+    if ((rule == ops::InputCast::kToTarget || rule == ops::InputCast::kToTargetDivision) &&
+        !can_cast(result, target)) {
+      throw InvalidArgument(op.name + ": the result type " + to_string(result) +
+                            " cannot be cast to the tensor's dtype " + to_string(target) +
+                            " (an in-place op keeps its tensor's dtype); the tensor is unchanged");
     }
   }
-  return out;
+  bool any = false;
+  for (size_t i = in_place ? 1 : 0; i < inputs.size(); ++i) {
+    any = any || CastTarget(rule, inputs[i].dtype(), result, target) != inputs[i].dtype();
+  }
+  if (!any) return false;
+  *cast = inputs;
+  for (size_t i = in_place ? 1 : 0; i < cast->size(); ++i) {
+    Tensor& x = (*cast)[i];
+    x = x.to(CastTarget(rule, x.dtype(), result, target));
+  }
+  return true;
 }
 
 bool AnyGlobal(const std::vector<Tensor>& inputs) {
@@ -57,10 +121,9 @@ std::vector<Tensor> Call(const ops::OpSchema& op, const std::vector<Tensor>& inp
                           "from the inputs)");
   }
   CheckAttrsOf(op, attrs);
-  if (__builtin_expect(op.input_cast != ops::InputCast::kNone, 0)) {
-    bool cast = false;
-    std::vector<Tensor> cast_inputs = CastInputs(inputs, &cast);
-    if (cast) return Call(op, cast_inputs, attrs);
+  if (op.input_cast != ops::InputCast::kNone) {
+    std::vector<Tensor> cast;
+    if (CastInputs(op, inputs, &cast)) return Call(op, cast, attrs);
   }
   if (AnyGlobal(inputs)) return stage::Global(op, inputs, attrs);
   return stage::Autograd(op, inputs, attrs);
@@ -68,9 +131,9 @@ std::vector<Tensor> Call(const ops::OpSchema& op, const std::vector<Tensor>& inp
 
 Tensor Call(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
   CheckAttrsOf(op, attrs);
-  if (__builtin_expect(op.input_cast != ops::InputCast::kNone, 0) && x.defined() &&
-      !is_floating_point(x.dtype())) {
-    return Call(op, x.to(DType::kFloat32), attrs);
+  if (__builtin_expect(op.input_cast != ops::InputCast::kNone, 0) && x.defined()) {
+    const DType to = CastTarget(op.input_cast, x.dtype(), x.dtype(), x.dtype());
+    if (to != x.dtype()) return Call(op, x.to(to), attrs);
   }
   if (IsGlobal(x)) return stage::Global(op, x, attrs);
   return stage::Autograd(op, x, attrs);

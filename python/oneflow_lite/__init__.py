@@ -29,6 +29,8 @@ from ._C import (
     bfloat16,
     float32,
     float64,
+    promote_types,
+    can_cast,
     empty,
     zeros,
     ones,

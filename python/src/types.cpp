@@ -260,6 +260,17 @@ void BindTypes(nb::module_& m) {
       .def("__repr__", [](const PyDType& d) { return std::string("oneflow_lite.") + d.name; })
       .def("__reduce__", [](const PyDType& d) { return std::string(d.name); });
   for (PyDType& d : kDTypes) m.attr(d.name) = nb::cast(&d, nb::rv_policy::reference);
+  // torch.promote_types and torch.can_cast.
+  m.def(
+      "promote_types",
+      [](const PyDType& a, const PyDType& b) {
+        return DTypeObject(promote_types(a.value, b.value));
+      },
+      nb::rv_policy::reference, nb::arg("type1"), nb::arg("type2"));
+  m.def(
+      "can_cast",
+      [](const PyDType& from, const PyDType& to) { return can_cast(from.value, to.value); },
+      nb::arg("from_"), nb::arg("to"));
 
   nb::class_<Device>(m, "device")
       .def(

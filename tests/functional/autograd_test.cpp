@@ -138,8 +138,9 @@ TEST(AutogradTest, SumOverDimsKeepdimAndNegativeDims) {
   EXPECT_EQ(d.shape(), Shape({2, 4}));
   ExpectThrowWith<InvalidArgument>([&] { x.sum({0, -3}); }, {"sum", "dim 0", "more than once"});
   ExpectThrowWith<InvalidArgument>([&] { x.sum({3}); }, {"sum", "dim 3", "out of range"});
-  ExpectThrowWith<InvalidArgument>(
-      [&] { ofl::tensor<bool>({true}, Shape({1}), TestDevice()).sum(); }, {"sum", "bool"});
+  // A bool (or integer) tensor sums in int64, as torch.sum.
+  EXPECT_EQ(ofl::tensor<bool>({true, true}, Shape({2}), TestDevice()).sum().to_vector<int64_t>(),
+            (std::vector<int64_t>{2}));
   EXPECT_EQ(x.sum().shape(), Shape(std::vector<int64_t>{}));
   EXPECT_EQ(x.sum().to_vector<float>(), (std::vector<float>{300}));
 }
@@ -351,7 +352,8 @@ TEST(AutogradTest, InPlaceOpsOnViewsBroadcastAndCopyAcrossDevices) {
         x.add_(F({1, 2}, {2}));
       },
       {"add_", "(2)", "(2,3)", "cannot broadcast"});
-  ExpectThrowWith<InvalidArgument>([&] { x.copy_(D({1}, {1})); }, {"copy_", "float64", "float32"});
+  // copy_ converts the source's dtype (float64 into float32 here), as PyTorch's.
+  EXPECT_EQ(F({0, 0}, {2}).copy_(D({1.5}, {1})).to_vector<float>(), (std::vector<float>{1.5, 1.5}));
   if (!EnvSet("OFL_DISABLE_VIEW")) {  // (which makes expand a copy)
     ExpectThrowWith<InvalidArgument>([&] { F({1}, {1}).expand({3}).fill_(1); },
                                      {"fill_", "expanded view", "stride 0"});
@@ -364,14 +366,13 @@ TEST(AutogradTest, InPlaceOpsOnViewsBroadcastAndCopyAcrossDevices) {
 
 TEST(AutogradTest, ArithmeticErrors) {
   Tensor f = F({1, 2, 3}, {3});
-  ExpectThrowWith<InvalidArgument>([&] { f + D({1, 2, 3}, {3}); }, {"add", "float32", "float64"});
+  // Operands of different dtypes promote (TypePromotionTest); shapes must still broadcast.
   ExpectThrowWith<InvalidArgument>(
       [&] {
         f* F({1, 2}, {2});
       },
       {"mul", "(3)", "(2)", "do not broadcast"});
   Tensor i = ofl::tensor<int32_t>({1, 2}, Shape({2}), TestDevice());
-  ExpectThrowWith<InvalidArgument>([&] { i / i; }, {"div", "int32"});
   Tensor b = ofl::tensor<bool>({true}, Shape({1}), TestDevice());
   ExpectThrowWith<InvalidArgument>([&] { b + b; }, {"add", "bool"});
   EXPECT_EQ((i * i - i).to_vector<int32_t>(), (std::vector<int32_t>{0, 2}));

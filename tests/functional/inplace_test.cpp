@@ -165,7 +165,9 @@ TEST(InplaceArithmeticTest, ArithmeticOnABoolTensorIsRefusedAndTheTensorKeepsIts
   };
   for (const auto& [name, call] : calls) {
     SCOPED_TRACE(name);
-    ExpectThrowWith<InvalidArgument>(call, {name, "dtype is bool", "unchanged"});
+    // "the tensor's dtype is bool", or (div_) "the result type float32 cannot be cast to the
+    // tensor's dtype bool".
+    ExpectThrowWith<InvalidArgument>(call, {name, "dtype", "bool", "unchanged"});
   }
   EXPECT_EQ(b.to_vector<bool>(), (std::vector<bool>{true, false, true}));
   EXPECT_EQ(view.to_vector<bool>(), (std::vector<bool>{false, true}));
@@ -178,8 +180,11 @@ TEST(InplaceArithmeticTest, ArithmeticOnABoolTensorIsRefusedAndTheTensorKeepsIts
 
 TEST(InplaceArithmeticTest, AnIntegerTensorRefusesTrueDivisionAndFloatingNumbers) {
   Tensor i = ofl::tensor<int64_t>({4, 6}, Shape({2}), TestDevice());
-  ExpectThrowWith<InvalidArgument>([&] { i.div_(2); }, {"div_", "int64", "true division"});
-  ExpectThrowWith<InvalidArgument>([&] { i.div_(i); }, {"div_", "int64", "true division"});
+  // True division's result type is float32, which an int64 tensor cannot hold.
+  ExpectThrowWith<InvalidArgument>([&] { i.div_(2); },
+                                   {"div_: the result type float32 cannot be cast to the tensor's "
+                                    "dtype int64"});
+  ExpectThrowWith<InvalidArgument>([&] { i.div_(i); }, {"div_", "float32", "int64", "unchanged"});
   ExpectThrowWith<InvalidArgument>([&] { i.add_(2.5); },
                                    {"add_", "value 2.5", "floating-point", "int64"});
   ExpectThrowWith<InvalidArgument>([&] { i.mul_(2.0); }, {"mul_", "value 2.0", "int64"});
