@@ -1,5 +1,7 @@
 #include "kernels/kernel_checks.h"
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -220,6 +222,91 @@ void CheckCastArgs(const KernelContext& ctx) {
   if (ctx.outputs[0].shape != ctx.inputs[0].shape) {
     throw InvalidArgument("cast: output shape " + ctx.outputs[0].shape.str() +
                           " differs from input shape " + ctx.inputs[0].shape.str());
+  }
+}
+
+const char* PointwiseOpName(PointwiseOp op) {
+  static constexpr const char* kNames[kNumPointwiseOps] = {
+      "eq",          "ne",          "lt",          "le",          "gt",
+      "ge",          "logical_and", "logical_or",  "logical_xor", "logical_not",
+      "maximum",     "minimum",     "bitwise_and", "bitwise_or",  "bitwise_xor",
+      "bitwise_not", "clamp",       "clamp_min",   "clamp_max",   "where"};
+  const int i = static_cast<int>(op);
+  return i >= 0 && i < kNumPointwiseOps ? kNames[i] : "pointwise";
+}
+
+namespace {
+// An integer clamp bound the dtype holds (CheckHeldBy) as a value of the dtype: a negative bound
+// for uint8 wraps as two's complement (-1 is 255), as Scalar::fits reads it.
+int64_t BoundAsInteger(const Scalar& v, DType dtype) {
+  const int64_t i = v.int64_value();
+  return dtype == DType::kUInt8 && i < 0 ? i + 256 : i;
+}
+}  // namespace
+
+void CheckPointwiseArgs(PointwiseOp op, const KernelContext& ctx, PointwiseParams* params) {
+  const std::string name = PointwiseOpName(op);
+  const int arity = PointwiseArity(op);
+  if (static_cast<int>(ctx.inputs.size()) != arity || ctx.outputs.size() != 1) {
+    throw InvalidArgument(name + ": the kernel expects " + std::to_string(arity) + " input" +
+                          (arity == 1 ? "" : "s") + " and 1 output, got " +
+                          std::to_string(ctx.inputs.size()) + " and " +
+                          std::to_string(ctx.outputs.size()));
+  }
+  const TensorArg& out = ctx.outputs[0];
+  CheckStrides(name.c_str(), "output", out);
+  static const char* const kWhich[3] = {"input 0", "input 1", "input 2"};
+  for (int i = 0; i < arity; ++i) {
+    const TensorArg& in = ctx.inputs[static_cast<size_t>(i)];
+    CheckStrides(name.c_str(), kWhich[i], in);
+    if (in.shape != out.shape) {
+      throw InvalidArgument(name + ": " + kWhich[i] + " shape " + in.shape.str() +
+                            " differs from output shape " + out.shape.str());
+    }
+  }
+  const int first = op == PointwiseOp::kWhere ? 1 : 0;
+  const DType dtype = ctx.inputs[static_cast<size_t>(first)].dtype;
+  if (op == PointwiseOp::kWhere && ctx.inputs[0].dtype != DType::kBool) {
+    throw InvalidArgument("where: the condition's dtype is " + to_string(ctx.inputs[0].dtype) +
+                          "; expected bool");
+  }
+  for (int i = first + 1; i < arity; ++i) {
+    if (ctx.inputs[static_cast<size_t>(i)].dtype != dtype) {
+      throw InvalidArgument(name + ": " + kWhich[i] + " dtype " +
+                            to_string(ctx.inputs[static_cast<size_t>(i)].dtype) + " differs from " +
+                            kWhich[first] + " dtype " + to_string(dtype));
+    }
+  }
+  const DType want = PointwiseGivesBool(op) ? DType::kBool : dtype;
+  if (out.dtype != want) {
+    throw InvalidArgument(name + ": output dtype " + to_string(out.dtype) + " is not " +
+                          to_string(want) + " (" +
+                          (PointwiseGivesBool(op) ? "a bool result" : "the inputs' dtype") + ")");
+  }
+  if (PointwiseIsBitwise(op) && is_floating_point(dtype)) {
+    throw InvalidArgument(name + ": dtype " + to_string(dtype) +
+                          " is not supported (an integer or bool dtype is)");
+  }
+  if (PointwiseIsClamp(op)) {
+    if (dtype == DType::kBool) {
+      throw InvalidArgument(name + ": dtype bool is not supported (an integer or float dtype is)");
+    }
+    params->lo = -std::numeric_limits<double>::infinity();
+    params->hi = std::numeric_limits<double>::infinity();
+    params->lo_int = std::numeric_limits<int64_t>::min();
+    params->hi_int = std::numeric_limits<int64_t>::max();
+    if (op != PointwiseOp::kClampMax) {
+      const Scalar lo = ctx.attributes.get_scalar("min");
+      CheckHeldBy(lo, dtype, name, "min");
+      params->lo = lo.to_double();
+      if (!is_floating_point(dtype)) params->lo_int = BoundAsInteger(lo, dtype);
+    }
+    if (op != PointwiseOp::kClampMin) {
+      const Scalar hi = ctx.attributes.get_scalar("max");
+      CheckHeldBy(hi, dtype, name, "max");
+      params->hi = hi.to_double();
+      if (!is_floating_point(dtype)) params->hi_int = BoundAsInteger(hi, dtype);
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "kernels/kernel.h"
+#include "kernels/pointwise_ops.h"
 #include "kernels/unary_ops.h"
 
 namespace ofl::kernels {
@@ -41,6 +42,13 @@ void CheckBinaryArgs(const KernelContext& ctx) {
 UnaryOp CheckUnaryArgs(UnaryOp op, const KernelContext& ctx, UnaryParams* params);
 // "cast": one input and one output of one shape, any dtypes.
 void CheckCastArgs(const KernelContext& ctx);
+
+// The pointwise ops (kernels/pointwise_ops.h): PointwiseArity(op) inputs and one output of one
+// shape; the inputs of one dtype (where: a bool condition, then two of the output's dtype); a bool
+// output for the comparisons and logical ops, else the inputs' dtype; an integer or bool dtype for
+// the bitwise ops, no bool for clamp. Sets clamp's bounds (attributes "min", "max": numbers the
+// input's dtype holds, whole numbers for an integer input) in *params.
+void CheckPointwiseArgs(PointwiseOp op, const KernelContext& ctx, PointwiseParams* params);
 
 // "fill": no inputs, one output, one or two attributes (the value, its kind: fill_value.h).
 void CheckFillArgs(const KernelContext& ctx);

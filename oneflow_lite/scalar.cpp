@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <string>
+
+#include "oneflow_lite/error.h"
 
 namespace ofl {
 namespace {
@@ -95,6 +98,17 @@ std::string Scalar::str() const {
   std::string s = buf;
   if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s;
+}
+
+void CheckHeldBy(const Scalar& v, DType dtype, const std::string& op, const char* what) {
+  if (!is_floating_point(dtype) && v.is_floating_point()) {
+    throw InvalidArgument(op + ": " + what + " " + v.str() + " is not a whole number, for dtype " +
+                          to_string(dtype) + " (cast the tensor to a float dtype first)");
+  }
+  if (!v.fits(dtype)) {
+    throw InvalidArgument(op + ": " + what + " " + v.str() + " cannot be converted to type " +
+                          to_string(dtype) + " without overflow");
+  }
 }
 
 }  // namespace ofl

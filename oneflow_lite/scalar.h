@@ -71,4 +71,9 @@ class Scalar {
   };
 };
 
+// InvalidArgument naming `op` and `what` (clamp's "min") unless `dtype` holds v as a value of its
+// own kind: a floating-point v for an integer or bool dtype is refused ("is not a whole number"),
+// and so is one past the dtype's range (fits).
+void CheckHeldBy(const Scalar& v, DType dtype, const std::string& op, const char* what);
+
 }  // namespace ofl

@@ -166,8 +166,9 @@ std::vector<T> Tensor::to_vector() const {
 template <>
 std::vector<bool> Tensor::to_vector<bool>() const;
 
-// Elementwise arithmetic with PyTorch's broadcasting (ofl::add, sub, mul, div); a number takes
-// the tensor's dtype (InvalidArgument where the dtype cannot hold it: Scalar::fits).
+// Elementwise arithmetic with PyTorch's broadcasting and type promotion (ofl::add, sub, mul, div);
+// a number is a wrapped number (ofl::wrapped_number: int32 + 5 stays int32, int32 + 2.5 is
+// float32).
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator-(const Tensor& a, const Tensor& b);
 Tensor operator*(const Tensor& a, const Tensor& b);
@@ -181,5 +182,32 @@ Tensor operator-(Scalar a, const Tensor& b);
 Tensor operator*(Scalar a, const Tensor& b);
 Tensor operator/(Scalar a, const Tensor& b);
 Tensor operator-(const Tensor& a);  // InvalidArgument for bool, as PyTorch
+
+// Comparisons (ofl::eq, ne, lt, le, gt, ge): bool tensors, compared in the promoted type, with
+// broadcasting; a number on either side is a wrapped number.
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, Scalar b);
+Tensor operator!=(const Tensor& a, Scalar b);
+Tensor operator<(const Tensor& a, Scalar b);
+Tensor operator<=(const Tensor& a, Scalar b);
+Tensor operator>(const Tensor& a, Scalar b);
+Tensor operator>=(const Tensor& a, Scalar b);
+Tensor operator==(Scalar a, const Tensor& b);
+Tensor operator!=(Scalar a, const Tensor& b);
+Tensor operator<(Scalar a, const Tensor& b);
+Tensor operator<=(Scalar a, const Tensor& b);
+Tensor operator>(Scalar a, const Tensor& b);
+Tensor operator>=(Scalar a, const Tensor& b);
+// Bitwise ops on integer and bool tensors (ofl::bitwise_and, _or, _xor, _not): on bool tensors,
+// the logical and, or, xor and not.
+Tensor operator&(const Tensor& a, const Tensor& b);
+Tensor operator|(const Tensor& a, const Tensor& b);
+Tensor operator^(const Tensor& a, const Tensor& b);
+Tensor operator~(const Tensor& a);
 
 }  // namespace ofl

@@ -4,6 +4,7 @@
 
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/tensor.h"
+#include "ops/op_schema.h"
 
 namespace ofl::ops {
 
@@ -12,6 +13,12 @@ namespace ofl::ops {
 inline Tensor SumTo(const Tensor& g, const Shape& shape) {
   if (g.shape() == shape) return g;
   return expand_backward(g, shape);
+}
+
+// A gradient of zeros of input i's shape, dtype and device.
+inline Tensor ZerosLikeInput(const GradContext& ctx, int i = 0) {
+  const ArgInfo& x = ctx.input_info[static_cast<size_t>(i)];
+  return zeros(x.shape, x.dtype, x.device);
 }
 
 }  // namespace ofl::ops

@@ -145,6 +145,8 @@ enum class InputCast : uint8_t {
   kResultType,
   // The result type, and float32 when that is an integer or bool: true division (div).
   kResultTypeFloat,
+  // Input 0 as it is, the others their result type: where(condition, x, y).
+  kResultTypeAfterFirst,
   // In place: the other inputs become input 0's dtype, refused (InvalidArgument) when the result
   // type (kResultTypeFloat's for `division`) cannot be cast to it (can_cast): add_, sub_, mul_.
   kToTarget,

@@ -19,7 +19,8 @@
 #   sig     "name(Type arg, Type arg=default, ...)": the function's name and arguments. Tensor
 #           arguments are the op's inputs, in order; the others its attributes, in order (the op's
 #           AttrSchema declares them under the same names). Types: Tensor, int, int[], bool, Shape,
-#           double, str, DType (no Python reading of its own yet). Defaults: false/true, an
+#           double, str, DType (no Python reading of its own yet), Scalar (an exact number: a bool,
+#           an integer or a double; no default). Defaults: false/true, an
 #           integer, {} (an empty list), a decimal number, a quoted lower-case word ("none").
 #   op      the definition's name, when it is not the function's.
 #   doc     the comment on the declaration (and on the Tensor method).
@@ -28,8 +29,11 @@
 #   python  "method" (Tensor.<name>), "function" (oneflow_lite.<name>), "both", or absent (none).
 #           An int[] argument last after the tensor is taken as *ints or one sequence
 #           (x.expand(2, 3), x.expand((2, 3))); any other int[] as a sequence or one int, and None
-#           for the default when it has one. Keyword names are the argument names, or the
-#           "py_names" a row maps them to (sum's dims are PyTorch's `dim`).
+#           for the default when it has one. Tensor arguments after the first take a tensor or a
+#           Python number (ofl::wrapped_number beside the first tensor: t.eq(2),
+#           where(c, x, 0.0)). Keyword names are the argument names, or the
+#           "py_names" a row maps them to (sum's dims are PyTorch's `dim`); a module function's
+#           first tensor is "input" unless py_names names it.
 
 ROWS = [
     dict(
@@ -142,6 +146,45 @@ ROWS = [
         python="both",
         doc="x ** exponent elementwise, in a float dtype (an integer x is cast to float32).",
     ),
+    dict(sig="eq(Tensor input, Tensor other)", method=True, python="both",
+         doc="input == other elementwise, with broadcasting, compared in the promoted type: a bool tensor\n"
+         "(the == operator; a number is a wrapped number)."),
+    dict(sig="ne(Tensor input, Tensor other)", method=True, python="both", doc="input != other, as eq."),
+    dict(sig="lt(Tensor input, Tensor other)", method=True, python="both", doc="input < other, as eq."),
+    dict(sig="le(Tensor input, Tensor other)", method=True, python="both", doc="input <= other, as eq."),
+    dict(sig="gt(Tensor input, Tensor other)", method=True, python="both", doc="input > other, as eq."),
+    dict(sig="ge(Tensor input, Tensor other)", method=True, python="both", doc="input >= other, as eq."),
+    dict(sig="maximum(Tensor input, Tensor other)", method=True, python="both",
+         doc="The larger of input and other elementwise, with broadcasting, in their promoted type (a NaN\n"
+         "operand gives NaN); gradient g to the larger, g / 2 to each on a tie."),
+    dict(sig="minimum(Tensor input, Tensor other)", method=True, python="both", doc="The smaller, as maximum."),
+    dict(sig="where(Tensor condition, Tensor input, Tensor other)", python="function",
+         py_names={"condition": "condition"},
+         doc="input where condition (a bool tensor) is true, else other, elementwise with broadcasting\n"
+         "of all three; input and other in their promoted type."),
+    dict(sig="logical_and(Tensor input, Tensor other)", method=True, python="both",
+         doc="Whether both are nonzero (NaN counts as nonzero): a bool tensor, any dtypes."),
+    dict(sig="logical_or(Tensor input, Tensor other)", method=True, python="both",
+         doc="Whether either is nonzero: a bool tensor, any dtypes."),
+    dict(sig="logical_xor(Tensor input, Tensor other)", method=True, python="both",
+         doc="Whether exactly one is nonzero: a bool tensor, any dtypes."),
+    dict(sig="logical_not(Tensor input)", method=True, python="both", doc="Whether input is zero: a bool tensor."),
+    dict(sig="bitwise_and(Tensor input, Tensor other)", method=True, python="both",
+         doc="input & other on integer and bool tensors (the & operator; logical and on bool)."),
+    dict(sig="bitwise_or(Tensor input, Tensor other)", method=True, python="both",
+         doc="input | other on integer and bool tensors (the | operator)."),
+    dict(sig="bitwise_xor(Tensor input, Tensor other)", method=True, python="both",
+         doc="input ^ other on integer and bool tensors (the ^ operator)."),
+    dict(sig="bitwise_not(Tensor input)", method=True, python="both",
+         doc="~input on integer tensors, not input on bool ones (the ~ operator)."),
+    dict(sig="clamp(Tensor x, Scalar min, Scalar max)", method=True, python="both", body="manual",
+         doc="min(max(x, min), max) elementwise (min > max gives max; NaN stays NaN); an integer x with\n"
+         "a fractional bound is cast to float32 first, bool is refused. Gradient: g where\n"
+         "min <= x <= max. (Python: clamp(min=None, max=None), one bound at least.)"),
+    dict(sig="clamp_min(Tensor x, Scalar min)", method=True, python="both", body="manual",
+         doc="max(x, min), as clamp."),
+    dict(sig="clamp_max(Tensor x, Scalar max)", method=True, python="both", body="manual",
+         doc="min(x, max), as clamp."),
     dict(
         sig="to(Tensor x, DType dtype)",
         op="cast",

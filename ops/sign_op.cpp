@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "oneflow_lite/functional/functional.h"
+#include "ops/grad_util.h"
 #include "ops/unary_op.h"
 
 namespace ofl::ops {

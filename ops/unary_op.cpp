@@ -33,9 +33,4 @@ OpSchema MakeUnaryOp(const char* name, UnaryDTypes dtypes, uint64_t save_inputs,
   return op;
 }
 
-Tensor ZerosLikeInput(const GradContext& ctx) {
-  const ArgInfo& x = ctx.input_info[0];
-  return zeros(x.shape, x.dtype, x.device);
-}
-
 }  // namespace ofl::ops

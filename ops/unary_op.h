@@ -25,7 +25,4 @@ OpSchema MakeUnaryOp(const char* name, UnaryDTypes dtypes, uint64_t save_inputs,
 // The one gradient of a single-input op's backward.
 inline std::vector<Tensor> OneGrad(Tensor dx) { return {std::move(dx)}; }
 
-// A gradient of zeros of the input's shape and dtype (sign's, and pow's with exponent 0).
-Tensor ZerosLikeInput(const GradContext& ctx);
-
 }  // namespace ofl::ops

@@ -16,30 +16,16 @@
 namespace ofl::kernels::cpu {
 namespace {
 
-// How a cast stores and computes each type: float16 and bfloat16 as Elem does (their bits,
-// computed in float), every other type as itself.
-template <class T>
-struct CastElem {
-  using Storage = T;
-  using Compute = T;
-  static T Load(T x) { return x; }
-  static T Store(T c) { return c; }
-};
-template <>
-struct CastElem<float16> : Elem<float16> {};
-template <>
-struct CastElem<bfloat16> : Elem<bfloat16> {};
-
 struct NoParams {};
 
 template <class To, class From>
 struct CastFn {
-  using Out = typename CastElem<To>::Storage;
-  using In = typename CastElem<From>::Storage;
+  using Out = typename ValueElem<To>::Storage;
+  using In = typename ValueElem<From>::Storage;
   using Params = NoParams;
   static Out Apply(In x, const NoParams&) {
-    using C = typename CastElem<To>::Compute;
-    return CastElem<To>::Store(CastValue<C>(CastElem<From>::Load(x)));
+    using C = typename ValueElem<To>::Compute;
+    return ValueElem<To>::Store(CastValue<C>(ValueElem<From>::Load(x)));
   }
 };
 

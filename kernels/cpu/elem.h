@@ -46,4 +46,19 @@ struct Elem<bfloat16> {
   static uint16_t Store(float c) { return FloatToBFloat16Bits(c); }
 };
 
+// How the kernels that keep each type's own values store and compute it (cast, the pointwise ops:
+// comparisons compare signed integers as signed): float16 and bfloat16 as Elem does (their bits,
+// computed in float), every other type as itself.
+template <class T>
+struct ValueElem {
+  using Storage = T;
+  using Compute = T;
+  static T Load(T x) { return x; }
+  static T Store(T c) { return c; }
+};
+template <>
+struct ValueElem<float16> : Elem<float16> {};
+template <>
+struct ValueElem<bfloat16> : Elem<bfloat16> {};
+
 }  // namespace ofl::kernels::cpu

@@ -1,5 +1,6 @@
 // out[idx] = F(in[idx]) over strided views of one shape: the CPU loop of the one-input elementwise
-// kernels (unary_kernel.cpp, cast_kernel.cpp). The loop nest is simplified first (size-1 dims
+// kernels (unary_kernel.cpp, cast_kernel.cpp, pointwise_kernel.cpp); MapElementsN below is its
+// form with several inputs (pointwise_kernel.cpp). The loop nest is simplified first (size-1 dims
 // dropped, dims in the output's memory order, mergeable dims merged); a run whose output and input
 // are contiguous, or whose input is one value (stride 0), is a simple loop over __restrict
 // pointers that the compiler vectorises, any other an element loop with strides. Outputs past
@@ -10,6 +11,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <tuple>
+#include <utility>
 
 #include <tbb/blocked_range.h>
 
@@ -116,6 +119,101 @@ void MapElements(const TensorArg& out, const TensorArg& in, const typename F::Pa
   }
   ComputeAll(range, d, NumElements(d), static_cast<int64_t>(sizeof(typename F::Out)), out.data,
              in.data, &params);
+}
+
+namespace map_detail {
+
+// The several-input loop: operand 0 the output, 1.. the inputs. A run where every operand is
+// contiguous is a plain loop the compiler can vectorise; any other (broadcast inputs included)
+// steps each operand by its stride. The output may be an input's view: each element is read
+// before it is written.
+template <int kN>
+using RangeFnN = void (*)(const LoopDims<kN>&, void* const*, const void*, int64_t, int64_t);
+
+template <class F, bool kContiguous, size_t... I>
+void ComputeRangeN(const LoopDims<sizeof...(I) + 1>& d, void* const* ptrs, const void* params_ptr,
+                   int64_t begin, int64_t end) {
+  constexpr int kN = sizeof...(I) + 1;
+  using Out = typename F::Out;
+  using Ins = typename F::Ins;
+  const auto& p = *static_cast<const typename F::Params*>(params_ptr);
+  Out* out = static_cast<Out*>(ptrs[0]);
+  const std::tuple<const std::tuple_element_t<I, Ins>*...> in{
+      static_cast<const std::tuple_element_t<I, Ins>*>(ptrs[I + 1])...};
+  const int inner = d.ndim - 1;
+  const int64_t n = d.size[inner];
+  int64_t s[kN];
+  for (int k = 0; k < kN; ++k) s[k] = d.stride[k][inner];
+  const int64_t row = begin / n;
+  int64_t col = begin - row * n;
+  LoopCursor<kN> c;
+  SeekCursor(d, inner, row, &c);
+  for (int64_t pos = begin;;) {
+    const int64_t count = std::min(n - col, end - pos);
+    Out* o = out + c.offset[0] + col * s[0];
+    const std::tuple<const std::tuple_element_t<I, Ins>*...> x{std::get<I>(in) + c.offset[I + 1] +
+                                                               col * s[I + 1]...};
+    if constexpr (kContiguous) {
+      for (int64_t i = 0; i < count; ++i) o[i] = F::Apply(std::get<I>(x)[i]..., p);
+    } else {
+      for (int64_t i = 0; i < count; ++i) {
+        o[i * s[0]] = F::Apply(std::get<I>(x)[i * s[I + 1]]..., p);
+      }
+    }
+    pos += count;
+    if (pos >= end) break;
+    col = 0;
+    AdvanceCursor(d, inner, &c);
+  }
+}
+
+template <int kN>
+void ComputeAllN(RangeFnN<kN> range, const LoopDims<kN>& d, int64_t numel, int64_t element_size,
+                 void* const* ptrs, const void* params) {
+  if (numel * element_size <= kParallelBytes) {
+    range(d, ptrs, params, 0, numel);
+    return;
+  }
+  ParallelFor(
+      tbb::blocked_range<int64_t>(0, numel, kGrainBytes / element_size),
+      [&](const tbb::blocked_range<int64_t>& r) { range(d, ptrs, params, r.begin(), r.end()); });
+}
+
+template <class F, size_t... I>
+void MapN(const TensorArg& out, const typename F::Params& params,
+          const TensorArg* const (&ins)[sizeof...(I)], std::index_sequence<I...>) {
+  constexpr int kN = sizeof...(I) + 1;
+  if (out.shape.numel() == 0) return;
+  LoopDims<kN> d;
+  const int64_t* const strides[kN] = {out.stride.data(), ins[I]->stride.data()...};
+  InitLoopDims<kN>(&d, out.shape.ndim(), out.shape.data(), strides);
+  SortDimsByStride(&d);
+  CoalesceDims(&d);
+  void* const ptrs[kN] = {out.data, const_cast<void*>(ins[I]->data)...};
+  if (d.ndim == 0) {  // one element
+    *static_cast<typename F::Out*>(out.data) = F::Apply(
+        *static_cast<const std::tuple_element_t<I, typename F::Ins>*>(ins[I]->data)..., params);
+    return;
+  }
+  const int inner = d.ndim - 1;
+  bool contiguous = true;
+  for (int k = 0; k < kN; ++k) contiguous = contiguous && d.stride[k][inner] == 1;
+  const RangeFnN<kN> range =
+      contiguous ? &ComputeRangeN<F, true, I...> : &ComputeRangeN<F, false, I...>;
+  ComputeAllN<kN>(range, d, NumElements(d), static_cast<int64_t>(sizeof(typename F::Out)), ptrs,
+                  &params);
+}
+
+}  // namespace map_detail
+
+// out = F(ins...) elementwise over several inputs of out's shape (any strides; broadcast inputs
+// have stride 0). F: Out, Ins (a std::tuple of the inputs' stored types), Params, and
+// `static Out Apply(In0, In1, ..., const Params&)`; the caller checked the dtypes.
+template <class F, class... Args>
+void MapElementsN(const TensorArg& out, const typename F::Params& params, const Args&... ins) {
+  static_assert(sizeof...(Args) == std::tuple_size_v<typename F::Ins>, "one TensorArg per input");
+  const TensorArg* const ptrs[sizeof...(Args)] = {&ins...};
+  map_detail::MapN<F>(out, params, ptrs, std::make_index_sequence<sizeof...(Args)>());
 }
 
 }  // namespace ofl::kernels::cpu

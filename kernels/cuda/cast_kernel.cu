@@ -20,19 +20,6 @@ namespace ofl::kernels::cuda {
 inline namespace OFL_CUDA_BUILD {
 namespace {
 
-// How a cast loads and stores each type: float16 and bfloat16 through float (Elem), every other
-// type as itself.
-template <class T>
-struct CastElem {
-  using Compute = T;
-  __device__ static T Load(T x) { return x; }
-  __device__ static T Store(T c) { return c; }
-};
-template <>
-struct CastElem<Half> : Elem<Half> {};
-template <>
-struct CastElem<BHalf> : Elem<BHalf> {};
-
 struct NoParams {};
 
 template <class To, class From>
@@ -41,7 +28,8 @@ struct CastFn {
   using In = From;
   using Params = NoParams;
   __device__ static To Apply(From x, const NoParams&) {
-    return CastElem<To>::Store(CastValue<typename CastElem<To>::Compute>(CastElem<From>::Load(x)));
+    return ValueElem<To>::Store(
+        CastValue<typename ValueElem<To>::Compute>(ValueElem<From>::Load(x)));
   }
 };
 

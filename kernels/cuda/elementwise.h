@@ -62,6 +62,19 @@ struct Elem<BHalf> {
   }
 };
 
+// How the kernels that keep each type's own values load and compute it (cast, the pointwise ops):
+// float16 and bfloat16 through float (Elem), every other type as itself.
+template <class T>
+struct ValueElem {
+  using Compute = T;
+  __device__ static T Load(T x) { return x; }
+  __device__ static T Store(T c) { return c; }
+};
+template <>
+struct ValueElem<Half> : Elem<Half> {};
+template <>
+struct ValueElem<BHalf> : Elem<BHalf> {};
+
 // One aligned 16-byte load or store.
 struct alignas(16) Vec16 {
   uint4 v;

@@ -48,13 +48,26 @@ Tensor from_blob(void* data, const Shape& shape, const std::vector<int64_t>& str
                  int64_t storage_offset, DType dtype, const Device& device,
                  std::function<void()> on_release);
 
-// The arithmetic ops with a number: it takes the tensor's dtype (no promotion: int64 + 2.5 adds 2),
-// exactly for an integer one, and InvalidArgument where the dtype cannot hold it (Scalar::fits:
+// A number as the operand of an op beside the tensor `like` (PyTorch's "wrapped number"): a 0-dim
+// tensor on like's device, of like's dtype unless the number is of a higher kind (bool < integer <
+// float): int64 for an integer beside a bool tensor, float32 (the default float dtype) for a float
+// beside an integer or bool one. So int32 + 5 stays int32, int32 + 2.5 is float32 and float16 +
+// 2.5 float16. InvalidArgument naming `op` where that dtype cannot hold the number (Scalar::fits:
 // "add: value 300 cannot be converted to type uint8 without overflow").
+Tensor wrapped_number(const char* op, Scalar value, const Tensor& like);
+
+// The arithmetic ops and comparisons with a number, a wrapped number (above) beside the tensor;
+// the comparisons give bool tensors.
 Tensor add(const Tensor& a, Scalar b);
 Tensor sub(const Tensor& a, Scalar b);
 Tensor mul(const Tensor& a, Scalar b);
 Tensor div(const Tensor& a, Scalar b);
+Tensor eq(const Tensor& a, Scalar b);
+Tensor ne(const Tensor& a, Scalar b);
+Tensor lt(const Tensor& a, Scalar b);
+Tensor le(const Tensor& a, Scalar b);
+Tensor gt(const Tensor& a, Scalar b);
+Tensor ge(const Tensor& a, Scalar b);
 // Every element the value converted to dtype: exactly for an integer (2^62 + 1 into int64), a
 // double truncated toward zero (2.7 is 2), rounded to nearest for a floating dtype.
 // InvalidArgument, naming the call, where the dtype cannot hold the value (Scalar::fits: 300 or

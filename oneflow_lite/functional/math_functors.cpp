@@ -43,22 +43,6 @@ Tensor Full(const char* op, const Shape& shape, const Scalar& value, DType dtype
   return Call(fill, NewTensor(shape, dtype, device), Attrs(fill.attrs, value));
 }
 
-// The scalar operand of `x op value`: a 0-dim tensor on x's device, of the dtype PyTorch's result
-// type gives the pair (a Python number is a "wrapped number": it never widens x within its kind):
-// x's dtype, unless the number is of a higher kind (bool < integer < float): then int64 for an
-// integer with a bool x, float32 (the default float dtype) for a float with an integer or bool x.
-// So int32 + 5 is int32, int32 + 2.5 is float32, float16 + 2.5 is float16.
-Tensor ScalarLike(const char* op, const Tensor& x, const Scalar& value) {
-  const TensorImpl& impl = ImplOf(op, x);
-  DType dtype = impl.dtype();
-  if (value.is_floating_point() && !is_floating_point(dtype)) {
-    dtype = DType::kFloat32;
-  } else if (value.kind() != Scalar::Kind::kBool && dtype == DType::kBool) {
-    dtype = value.is_floating_point() ? DType::kFloat32 : DType::kInt64;
-  }
-  return Full(op, Shape(std::vector<int64_t>{}), value, dtype, impl.device());
-}
-
 // The number operand of an in-place arithmetic op: PyTorch refuses a floating-point number with
 // an integer tensor (the result would be floating), even 2.0.
 Tensor InplaceScalar(const char* op, const Tensor& self, const Scalar& value) {
@@ -74,10 +58,10 @@ Tensor InplaceScalar(const char* op, const Tensor& self, const Scalar& value) {
 
 }  // namespace
 
-Tensor add(const Tensor& a, Scalar b) { return add(a, ScalarLike("add", a, b)); }
-Tensor sub(const Tensor& a, Scalar b) { return sub(a, ScalarLike("sub", a, b)); }
-Tensor mul(const Tensor& a, Scalar b) { return mul(a, ScalarLike("mul", a, b)); }
-Tensor div(const Tensor& a, Scalar b) { return div(a, ScalarLike("div", a, b)); }
+Tensor add(const Tensor& a, Scalar b) { return add(a, wrapped_number("add", b, a)); }
+Tensor sub(const Tensor& a, Scalar b) { return sub(a, wrapped_number("sub", b, a)); }
+Tensor mul(const Tensor& a, Scalar b) { return mul(a, wrapped_number("mul", b, a)); }
+Tensor div(const Tensor& a, Scalar b) { return div(a, wrapped_number("div", b, a)); }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
@@ -87,10 +71,10 @@ Tensor operator+(const Tensor& a, Scalar b) { return add(a, b); }
 Tensor operator-(const Tensor& a, Scalar b) { return sub(a, b); }
 Tensor operator*(const Tensor& a, Scalar b) { return mul(a, b); }
 Tensor operator/(const Tensor& a, Scalar b) { return div(a, b); }
-Tensor operator+(Scalar a, const Tensor& b) { return add(ScalarLike("add", b, a), b); }
-Tensor operator-(Scalar a, const Tensor& b) { return sub(ScalarLike("sub", b, a), b); }
-Tensor operator*(Scalar a, const Tensor& b) { return mul(ScalarLike("mul", b, a), b); }
-Tensor operator/(Scalar a, const Tensor& b) { return div(ScalarLike("div", b, a), b); }
+Tensor operator+(Scalar a, const Tensor& b) { return add(wrapped_number("add", a, b), b); }
+Tensor operator-(Scalar a, const Tensor& b) { return sub(wrapped_number("sub", a, b), b); }
+Tensor operator*(Scalar a, const Tensor& b) { return mul(wrapped_number("mul", a, b), b); }
+Tensor operator/(Scalar a, const Tensor& b) { return div(wrapped_number("div", a, b), b); }
 
 Tensor operator-(const Tensor& a) {
   if (!a.defined())
@@ -99,6 +83,17 @@ Tensor operator-(const Tensor& a) {
     throw InvalidArgument("neg: negation, the `-` operator, on a bool tensor is not supported");
   }
   return neg(a);
+}
+
+Tensor wrapped_number(const char* op, Scalar value, const Tensor& like) {
+  const TensorImpl& impl = ImplOf(op, like);
+  DType dtype = impl.dtype();
+  if (value.is_floating_point() && !is_floating_point(dtype)) {
+    dtype = DType::kFloat32;
+  } else if (value.kind() != Scalar::Kind::kBool && dtype == DType::kBool) {
+    dtype = value.is_floating_point() ? DType::kFloat32 : DType::kInt64;
+  }
+  return Full(op, Shape(std::vector<int64_t>{}), value, dtype, impl.device());
 }
 
 Tensor full(const Shape& shape, Scalar value, DType dtype, const Device& device) {

@@ -34,6 +34,7 @@ DType CastTarget(ops::InputCast rule, DType x, DType result, DType target) {
     case ops::InputCast::kIntToInt64:
       return is_floating_point(x) ? x : DType::kInt64;
     case ops::InputCast::kResultType:
+    case ops::InputCast::kResultTypeAfterFirst:
       return result;
     case ops::InputCast::kResultTypeFloat:
       return is_floating_point(result) ? result : DType::kFloat32;
@@ -44,9 +45,10 @@ DType CastTarget(ops::InputCast rule, DType x, DType result, DType target) {
 
 // PyTorch's result type (op_schema.h, InputCast): the inputs with dims promote together, the
 // 0-dim ones together; the 0-dim result joins only when it is of a higher kind.
-DType ResultType(const std::vector<Tensor>& inputs) {
+DType ResultType(const std::vector<Tensor>& inputs, size_t first) {
   std::optional<DType> dims, zero;
-  for (const Tensor& x : inputs) {
+  for (size_t i = first; i < inputs.size(); ++i) {
+    const Tensor& x = inputs[i];
     std::optional<DType>& r = x.dim() > 0 ? dims : zero;
     r = r ? promote_types(*r, x.dtype()) : x.dtype();
   }
@@ -59,15 +61,18 @@ DType ResultType(const std::vector<Tensor>& inputs) {
 // The inputs cast as op.input_cast says; false (inputs untouched) when none needs a cast.
 bool CastInputs(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
                 std::vector<Tensor>* cast) {
-  bool same = true;
-  for (const Tensor& x : inputs) {
-    if (!x.defined()) return false;  // the local stage names the undefined input
-    same = same && x.dtype() == inputs[0].dtype();
-  }
   const ops::InputCast rule = op.input_cast;
+  // The inputs that take part: where's condition does not.
+  const size_t from = rule == ops::InputCast::kResultTypeAfterFirst ? 1 : 0;
+  bool same = true;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) return false;  // the local stage names the undefined input
+    same = same && (i < from || inputs[i].dtype() == inputs[from].dtype());
+  }
   // Inputs of one dtype: a cast only where the rule wants a float (or int64) of an integer.
-  if (same && (is_floating_point(inputs[0].dtype()) || rule == ops::InputCast::kResultType ||
-               rule == ops::InputCast::kToTarget || rule == ops::InputCast::kToTargetAlways)) {
+  if (same && (is_floating_point(inputs[from].dtype()) || rule == ops::InputCast::kResultType ||
+               rule == ops::InputCast::kResultTypeAfterFirst || rule == ops::InputCast::kToTarget ||
+               rule == ops::InputCast::kToTargetAlways)) {
     return false;
   }
   const bool in_place = rule == ops::InputCast::kToTarget ||
@@ -76,7 +81,7 @@ bool CastInputs(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
   const DType target = inputs[0].dtype();
   DType result = target;
   if (rule != ops::InputCast::kIntToFloat && rule != ops::InputCast::kIntToInt64) {
-    result = ResultType(inputs);
+    result = ResultType(inputs, from);
     if (rule == ops::InputCast::kToTargetDivision && !is_floating_point(result)) {
       result = DType::kFloat32;
     }
@@ -87,13 +92,14 @@ bool CastInputs(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
                             " (an in-place op keeps its tensor's dtype); the tensor is unchanged");
     }
   }
+  const size_t first_cast = in_place ? 1 : from;
   bool any = false;
-  for (size_t i = in_place ? 1 : 0; i < inputs.size(); ++i) {
+  for (size_t i = first_cast; i < inputs.size(); ++i) {
     any = any || CastTarget(rule, inputs[i].dtype(), result, target) != inputs[i].dtype();
   }
   if (!any) return false;
   *cast = inputs;
-  for (size_t i = in_place ? 1 : 0; i < cast->size(); ++i) {
+  for (size_t i = first_cast; i < cast->size(); ++i) {
     Tensor& x = (*cast)[i];
     x = x.to(CastTarget(rule, x.dtype(), result, target));
   }

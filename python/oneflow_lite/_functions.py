@@ -1,5 +1,5 @@
 """The module functions written in Python: add, sub, mul and div (a tensor or a number as either
-operand, through the operators) and memory_snapshot. The op table's functions (ofl.expand,
+operand, through the operators), clamp/clip (optional bounds) and memory_snapshot. The op table's functions (ofl.expand,
 ofl.sum, ...) are generated (ops/op_table.py)."""
 
 import json
@@ -27,6 +27,13 @@ def mul(input, other):
 
 def div(input, other):
     return _operand(input, "div") / other
+
+
+def clamp(input, min=None, max=None):
+    return _operand(input, "clamp").clamp(min, max)
+
+
+clip = clamp
 
 
 def memory_snapshot(device="cpu"):

@@ -194,6 +194,15 @@ _UFUNC_OPERATORS = {
     np.subtract: operator.sub,
     np.multiply: operator.mul,
     np.true_divide: operator.truediv,
+    np.equal: operator.eq,
+    np.not_equal: operator.ne,
+    np.less: operator.lt,
+    np.less_equal: operator.le,
+    np.greater: operator.gt,
+    np.greater_equal: operator.ge,
+    np.bitwise_and: operator.and_,
+    np.bitwise_or: operator.or_,
+    np.bitwise_xor: operator.xor,
 }
 
 
@@ -350,6 +359,34 @@ Tensor.T = property(_T)
 Tensor.data = property(_data)
 Tensor.element_size = element_size
 Tensor.__iter__ = __iter__
+
+
+_clamp_both = Tensor.clamp  # the op table's clamp(min, max): both bounds numbers
+
+
+def clamp(self, min=None, max=None):
+    """Each element limited to [min, max] (torch's Tensor.clamp): numbers go to the clamp ops
+    (clamp, clamp_min, clamp_max; gradient g where min <= x <= max); a tensor bound is
+    maximum(x, min) / minimum(x, max), broadcast."""
+    if min is None and max is None:
+        raise TypeError("clamp(): at least one of 'min' and 'max' must not be None")
+    tensor_bound = isinstance(min, Tensor) or isinstance(max, Tensor)
+    if tensor_bound:
+        out = self
+        if min is not None:
+            out = out.maximum(min)
+        if max is not None:
+            out = out.minimum(max)
+        return out
+    if min is None:
+        return self.clamp_max(max)
+    if max is None:
+        return self.clamp_min(min)
+    return _clamp_both(self, min, max)
+
+
+Tensor.clamp = clamp
+Tensor.clip = clamp
 
 
 def _dtype_method(name, dtype):

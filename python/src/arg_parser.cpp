@@ -84,6 +84,31 @@ const Tensor& ArgTensor(nb::handle h, const char* fn, const char* arg) {
   return TensorOf(h);
 }
 
+Tensor ArgTensorOrNumber(nb::handle h, const char* fn, const char* arg, const Tensor& like) {
+  if (h.ptr() == nullptr) {
+    TypeError(std::string(fn) + "() missing required argument '" + arg + "'");
+  }
+  if (IsTensor(h)) return TensorOf(h);
+  Scalar v;
+  if (!NumberAsScalar(h, fn, arg, &v)) {
+    TypeError(std::string(fn) + "(): argument '" + arg + "' must be a Tensor or a number, not " +
+              nb::type_name(h.type()).c_str());
+  }
+  return wrapped_number(fn, v, like);
+}
+
+Scalar ArgScalar(nb::handle h, const char* fn, const char* arg) {
+  Scalar v;
+  if (h.ptr() == nullptr) {
+    TypeError(std::string(fn) + "() missing required argument '" + arg + "'");
+  }
+  if (!NumberAsScalar(h, fn, arg, &v)) {
+    TypeError(std::string(fn) + "(): argument '" + arg + "' must be a number, not " +
+              nb::type_name(h.type()).c_str());
+  }
+  return v;
+}
+
 bool ArgBool(nb::handle h, const char* fn, const char* arg) {
   if (!PyBool_Check(h.ptr())) {
     TypeError(std::string(fn) + "(): argument '" + arg + "' must be a bool, not " +

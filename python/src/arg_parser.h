@@ -31,7 +31,11 @@ const std::vector<int64_t>& FastInts(PyObject* const* args, Py_ssize_t nargs, co
                                      const char* arg);
 // A tensor argument (h may be null: a missing argument); a TypeError naming fn and arg otherwise.
 const Tensor& ArgTensor(nb::handle h, const char* fn, const char* arg);
+// A tensor, or a Python number as ofl::wrapped_number beside `like` (the op's first tensor).
+Tensor ArgTensorOrNumber(nb::handle h, const char* fn, const char* arg, const Tensor& like);
 bool ArgBool(nb::handle h, const char* fn, const char* arg);
+// A Python number (bool, int, float, numpy scalar) as an exact Scalar.
+Scalar ArgScalar(nb::handle h, const char* fn, const char* arg);
 // A Python number (int, float, numpy scalar; not bool) as a double.
 double ArgDouble(nb::handle h, const char* fn, const char* arg);
 // A str.

@@ -96,8 +96,10 @@ bool RestoreInterrupt();
 // release ends (NewTensorObject touches Python's allocator): the call's scope closes before it.
 class ReleaseIfGlobal {
  public:
-  explicit ReleaseIfGlobal(const Tensor& t) {
-    if (t.is_global()) release_.emplace();
+  // Released when any of the call's tensors is global.
+  template <class... More>
+  explicit ReleaseIfGlobal(const Tensor& t, const More&... more) {
+    if (t.is_global() || (more.is_global() || ...)) release_.emplace();
   }
 
  private:

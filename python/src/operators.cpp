@@ -1,7 +1,7 @@
-// Tensor's arithmetic operators as the class's number slots: + - * / with a tensor or a Python
-// number (an exact ofl::Scalar) on either side, += -= *= /= in place, unary minus, abs() and
-// t ** number. CPython
-// calls a slot directly (and makes
+// Tensor's operators as the class's slots: + - * / with a tensor or a Python number (an exact
+// ofl::Scalar) on either side, += -= *= /= in place, unary minus, abs() and t ** number; the
+// comparisons == != < <= > >= (bool tensors, with __hash__ kept as identity, as PyTorch's), and
+// & | ^ ~ (the bitwise ops: logical on bool tensors). CPython calls a slot directly (and makes
 // __add__, __radd__, ... from it), where a method named __add__ would cost a lookup and nanobind's
 // overload dispatch on every operator.
 #include <Python.h>
@@ -91,6 +91,74 @@ struct DivOp {
     return x / y;
   }
 };
+
+// An operator that is an op function of two tensors: a number operand becomes a wrapped number
+// beside the tensor (ofl::wrapped_number).
+template <Tensor (*kFn)(const Tensor&, const Tensor&), const char* kOpName>
+struct TensorFnOp {
+  static constexpr const char* kName = kOpName;
+  Tensor operator()(const Tensor& x, const Tensor& y) const { return kFn(x, y); }
+  Tensor operator()(const Tensor& x, const Scalar& y) const {
+    return kFn(x, wrapped_number(kName, y, x));
+  }
+  Tensor operator()(const Scalar& x, const Tensor& y) const {
+    return kFn(wrapped_number(kName, x, y), y);
+  }
+};
+constexpr char kEq[] = "eq";
+constexpr char kNe[] = "ne";
+constexpr char kLt[] = "lt";
+constexpr char kLe[] = "le";
+constexpr char kGt[] = "gt";
+constexpr char kGe[] = "ge";
+constexpr char kAnd[] = "bitwise_and";
+constexpr char kOr[] = "bitwise_or";
+constexpr char kXor[] = "bitwise_xor";
+
+// self <op> other: CPython calls the left operand's slot, and the right one's with the mirrored
+// op when that gave NotImplemented (2 < t is t > 2), so `a` is always a tensor here.
+PyObject* RichCompare(PyObject* a, PyObject* b, int op) {
+  switch (op) {
+    case Py_EQ:
+      return Binary<TensorFnOp<&ofl::eq, kEq>>(a, b);
+    case Py_NE:
+      return Binary<TensorFnOp<&ofl::ne, kNe>>(a, b);
+    case Py_LT:
+      return Binary<TensorFnOp<&ofl::lt, kLt>>(a, b);
+    case Py_LE:
+      return Binary<TensorFnOp<&ofl::le, kLe>>(a, b);
+    case Py_GT:
+      return Binary<TensorFnOp<&ofl::gt, kGt>>(a, b);
+    case Py_GE:
+      return Binary<TensorFnOp<&ofl::ge, kGe>>(a, b);
+    default:
+      Py_RETURN_NOTIMPLEMENTED;
+  }
+}
+
+// Identity hashing (object.__hash__'s), which a class defining __eq__ would otherwise lose: tensors
+// stay usable as dict keys and in sets, as PyTorch's.
+Py_hash_t IdentityHash(PyObject* self) {
+  // CPython's pointer hash: the low bits of an aligned address are always 0.
+  auto y = reinterpret_cast<size_t>(self);
+  y = (y >> 4) | (y << (8 * sizeof(void*) - 4));
+  const auto h = static_cast<Py_hash_t>(y);
+  return h == -1 ? -2 : h;
+}
+
+PyObject* Invert(PyObject* a) {
+  try {
+    const Tensor& t = TensorOf(a);
+    Tensor out;
+    {
+      ReleaseIfGlobal r(t);
+      out = ofl::bitwise_not(t);
+    }
+    return NewTensorObject(std::move(out));
+  } catch (...) {
+    return RaiseCurrent();
+  }
+}
 
 PyObject* Negative(PyObject* a) {
   try {
@@ -186,6 +254,12 @@ const PyType_Slot kSlots[] = {
     {Py_nb_negative, Slot(&Negative)},
     {Py_nb_absolute, Slot(&Absolute)},
     {Py_nb_power, Slot(&Power)},
+    {Py_nb_and, Slot(&Binary<TensorFnOp<&ofl::bitwise_and, kAnd>>)},
+    {Py_nb_or, Slot(&Binary<TensorFnOp<&ofl::bitwise_or, kOr>>)},
+    {Py_nb_xor, Slot(&Binary<TensorFnOp<&ofl::bitwise_xor, kXor>>)},
+    {Py_nb_invert, Slot(&Invert)},
+    {Py_tp_richcompare, Slot(&RichCompare)},
+    {Py_tp_hash, Slot(&IdentityHash)},
     {Py_nb_inplace_add, Slot(&InPlaceSlot<&AddInPlace, kIadd>)},
     {Py_nb_inplace_subtract, Slot(&InPlaceSlot<&SubInPlace, kIsub>)},
     {Py_nb_inplace_multiply, Slot(&InPlaceSlot<&MulInPlace, kImul>)},

@@ -65,6 +65,14 @@ def test_the_project_table(tmp):
           'std::string("none");' in py, "gelu's Python argument and its default")
     check('const double exponent = ArgDouble(a[0], "pow", "exponent");' in py,
           "Tensor.pow's Python exponent")
+    # Scalar attributes and Python bindings of several tensors (a number for the later ones).
+    check("Tensor clamp(const Tensor& x, Scalar min, Scalar max);" in h, "clamp's Scalar bounds")
+    check('const Scalar min = ArgScalar(a[0], "clamp_min", "min");' in py, "Tensor.clamp_min's bound")
+    check('ParseArgs("where", args, nargsf, kwnames, {"condition", "input", "other"}, 3, a);' in py,
+          "ofl.where's three tensors by PyTorch's names")
+    check('const Tensor other = ArgTensorOrNumber(a[2], "where", "other", t);' in py,
+          "a later tensor argument takes a number")
+    check("ReleaseIfGlobal r(t, input, other);" in py, "every tensor of the call decides the release")
     # Unchanged text: the files are not rewritten (their mtimes stay).
     path = os.path.join(tmp, "src", "functions.cpp")
     os.utime(path, (1, 1))
@@ -85,7 +93,7 @@ BAD_ROWS = [
     ('dict(sig="f(Tensor x, int x)")', "row 0 (f)", "an argument name appears twice"),
     ('dict(sig="f(Tensor x)", pyton="method")', "row 0", "unknown keys ['pyton']"),
     ('dict(sig="f(Tensor x)", python="method")', "row 0 (f)", "needs the C++ method"),
-    ('dict(sig="f(Tensor x, Tensor y)", python="function")', "row 0 (f)", "one-tensor ops only"),
+    ('dict(sig="f(Tensor x, Scalar a=1)")', "row 0 (f)", "default its type cannot take"),
     ('dict(sig="f(Tensor x)", py_names={"y": "z"})', "row 0 (f)", "names 'y', which is no argument"),
     ('dict(sig="f(Tensor x)"), dict(sig="f(Tensor y)")', "bad14.py", "functions named twice: ['f']"),
 ]

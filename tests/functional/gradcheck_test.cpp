@@ -234,6 +234,36 @@ TEST(GradCheckTest, UnaryOps) {
   }
 }
 
+// The differentiable pointwise ops with broadcasting (random values: no ties, no value on a
+// clamp bound), where with a condition from a comparison, and on a permuted, narrowed input.
+TEST(GradCheckTest, PointwiseOps) {
+  std::mt19937_64 rng(23);
+  for (int round = 0; round < 8; ++round) {
+    const Dims a = RandomShape(rng, round % 4 == 3);
+    const Dims b = Partner(rng, a);
+    const std::string shapes = Str(a) + " and " + Str(b);
+    CheckGradients(
+        "maximum " + shapes, [](auto& x) { return ofl::maximum(x[0], x[1]); }, {a, b}, round);
+    CheckGradients(
+        "minimum " + shapes, [](auto& x) { return ofl::minimum(x[1], x[0]); }, {a, b}, round);
+    CheckGradients(
+        "where " + shapes, [](auto& x) { return ofl::where(x[1] > 0, x[0], x[1]); }, {a, b}, round);
+    CheckGradients(
+        "clamp " + Str(a), [](auto& x) { return ofl::clamp(x[0], -1.2, 1.1); }, {a}, round);
+    CheckGradients(
+        "clamp_min " + Str(a), [](auto& x) { return ofl::clamp_min(x[0], 0.3) * x[0]; }, {a},
+        round);
+    CheckGradients(
+        "clamp_max " + Str(a), [](auto& x) { return ofl::clamp_max(x[0], -0.2); }, {a}, round);
+  }
+  CheckGradients(
+      "maximum of permuted, narrowed inputs",
+      [](auto& x) {
+        return ofl::maximum(x[0].permute({1, 0}).narrow(0, 1, 2), x[1]);
+      },
+      {{3, 4}, {3}}, 99);
+}
+
 TEST(GradCheckTest, RandomProgramsGiveTheSameBitsOnCpuAndSim) {
   for (uint64_t seed = 0; seed < 40; ++seed) {
     auto run = [seed](const Device& d) {

@@ -25,9 +25,10 @@ CPP_TYPES = {
     "double": "double",
     "str": "const std::string&",
     "DType": "DType",
+    "Scalar": "Scalar",
 }
 SIG_RE = re.compile(r"^([a-z][a-z0-9_]*)\((.*)\)$")
-ARG_RE = re.compile(r"^(Tensor|int\[\]|int|bool|Shape|double|str|DType) ([a-z][a-z0-9_]*)(?:=(.+))?$")
+ARG_RE = re.compile(r"^(Tensor|int\[\]|int|bool|Shape|double|str|DType|Scalar) ([a-z][a-z0-9_]*)(?:=(.+))?$")
 PYTHON_KINDS = ("", "method", "function", "both")
 KEYS = {"sig", "op", "doc", "method", "body", "python", "py_names"}
 
@@ -79,7 +80,7 @@ class Row:
                     ok = None if re.fullmatch(r"-?[0-9]+(\.[0-9]*)?(e-?[0-9]+)?", default) else ()
                 if a.group(1) == "str":
                     ok = None if re.fullmatch(r'"[a-z0-9_]*"', default) else ()
-                if a.group(1) in ("Tensor", "Shape", "DType") or (ok is not None and default not in ok):
+                if a.group(1) in ("Tensor", "Shape", "DType", "Scalar") or (ok is not None and default not in ok):
                     raise TableError(f"{where}: argument '{part}' has a default its type cannot take")
             self.args.append(Arg(a.group(1), a.group(2), default))
         names = [a.name for a in self.args]
@@ -109,8 +110,6 @@ class Row:
         for k in self.py_names:
             if k not in names:
                 raise TableError(f"{where}: py_names names '{k}', which is no argument")
-        if self.python and len(self.tensors) != 1:
-            raise TableError(f"{where}: a Python binding is generated for one-tensor ops only")
         if self.python in ("method", "both") and not self.method:
             raise TableError(f"{where}: a Python method needs the C++ method (method=True)")
 
@@ -120,7 +119,8 @@ class Row:
     # The Python form "*ints or one sequence": one int[] attribute, no default.
     @property
     def varargs(self):
-        return len(self.attrs) == 1 and self.attrs[0].type == "int[]" and self.attrs[0].default is None
+        return (len(self.tensors) == 1 and len(self.attrs) == 1 and self.attrs[0].type == "int[]"
+                and self.attrs[0].default is None)
 
 
 def comment(doc, indent=""):
@@ -130,7 +130,7 @@ def comment(doc, indent=""):
 def gen_functions_h(rows):
     out = [HEADER, "// The op functions of the public API: one per row of the op table; functional.h\n"
            "// includes them.\n", "#pragma once\n\n#include <cstdint>\n#include <string>\n#include <vector>\n\n",
-           '#include "oneflow_lite/dtype.h"\n#include "oneflow_lite/shape.h"\n'
+           '#include "oneflow_lite/dtype.h"\n#include "oneflow_lite/scalar.h"\n#include "oneflow_lite/shape.h"\n'
            '#include "oneflow_lite/tensor.h"\n\nnamespace ofl {\n\n']
     for r in rows:
         out.append(comment(r.doc))
@@ -192,6 +192,8 @@ def py_read(r, a, handle):
         return f'ArgIntListOrNone({handle}, "{fn}", "{name}")'
     if a.type == "Shape":
         return f'Shape(ArgIntList({handle}, "{fn}", "{name}"))'
+    if a.type == "Scalar":
+        return f'ArgScalar({handle}, "{fn}", "{name}")'
     if a.type in ("double", "str"):
         reader = {"double": "ArgDouble", "str": "ArgString"}[a.type]
         read = f'{reader}({handle}, "{fn}", "{name}")'
@@ -213,14 +215,16 @@ def gen_python(rows):
         if not r.python:
             continue
         attrs = r.attrs
-        call_args = ", ".join(a.name for a in attrs)
+        others = r.tensors[1:]  # tensors after the first: a tensor, or a number (ArgTensorOrNumber)
+        call_args = ", ".join(a.name for a in others + attrs)
         for kind in ("method", "function"):
             if r.python not in (kind, "both"):
                 continue
             cname = f"{'Method' if kind == 'method' else 'Function'}_{r.name}"
             first = 0 if kind == "method" else 1  # a module function's tensor is its first argument
+            first_name = r.py_names.get(r.tensors[0].name, "input")
             out.append(f"\n// {'Tensor.' if kind == 'method' else 'oneflow_lite.'}{r.name}\n")
-            if not attrs and kind == "method":
+            if not attrs and not others and kind == "method":
                 out.append(f"PyObject* {cname}(PyObject* self, PyObject*) {{\n  try {{\n"
                            "    const Tensor& t = TensorOf(self);\n")
                 flags = "METH_NOARGS"
@@ -230,14 +234,15 @@ def gen_python(rows):
                 if kind == "method":
                     out.append("    const Tensor& t = TensorOf(self);\n")
                 else:
-                    out.append(f'    const Tensor& t = ArgTensor(nargs > 0 ? args[0] : nullptr, "{r.name}", "input");\n')
+                    out.append(f'    const Tensor& t = ArgTensor(nargs > 0 ? args[0] : nullptr, "{r.name}", "{first_name}");\n')
                 a = attrs[0]
                 out.append(f'    const std::vector<int64_t>& {a.name} = FastInts(args + {first}, nargs - {first}, '
                            f'"{r.name}", "{r.py_name(a)}");\n')
                 flags = "METH_FASTCALL"
             else:
-                names = ([] if kind == "method" else ['"input"']) + [f'"{r.py_name(a)}"' for a in attrs]
-                required = (0 if kind == "method" else 1) + sum(1 for a in attrs if a.default is None)
+                rest = others + attrs
+                names = ([] if kind == "method" else [f'"{first_name}"']) + [f'"{r.py_name(a)}"' for a in rest]
+                required = (0 if kind == "method" else 1) + sum(1 for a in rest if a.default is None)
                 out.append(f"PyObject* {cname}(PyObject* self, PyObject* const* args, size_t nargsf, "
                            "PyObject* kwnames) {\n  try {\n"
                            f"    nb::handle a[{max(len(names), 1)}] = {{}};\n"
@@ -246,17 +251,22 @@ def gen_python(rows):
                 if kind == "method":
                     out.append("    const Tensor& t = TensorOf(self);\n")
                 else:
-                    out.append(f'    const Tensor& t = ArgTensor(a[0], "{r.name}", "input");\n')
-                for i, a in enumerate(attrs):
+                    out.append(f'    const Tensor& t = ArgTensor(a[0], "{r.name}", "{first_name}");\n')
+                for i, a in enumerate(rest):
+                    if a.tensor:
+                        out.append(f'    const Tensor {a.name} = ArgTensorOrNumber(a[{first + i}], "{r.name}", '
+                                   f'"{r.py_name(a)}", t);\n')
+                        continue
                     cpp_type = {"int": "int64_t", "bool": "bool", "int[]": "std::vector<int64_t>",
                                 "Shape": "Shape", "double": "double", "str": "std::string",
-                                "DType": "DType"}[a.type]
+                                "DType": "DType", "Scalar": "Scalar"}[a.type]
                     out.append(f"    const {cpp_type} {a.name} = {py_read(r, a, f'a[{first + i}]')};\n")
                 flags = "METH_FASTCALL | METH_KEYWORDS"
             # The GIL is back before the result becomes a Python object.
             result = "ResultObject(self, std::move(out))" if kind == "method" else \
                 "NewTensorObject(std::move(out))"
-            out.append("    Tensor out;\n    {\n      ReleaseIfGlobal r(t);\n"
+            release = ", ".join(["t"] + [a.name for a in others])
+            out.append(f"    Tensor out;\n    {{\n      ReleaseIfGlobal r({release});\n"
                        f"      out = ofl::{r.name}(t{', ' if call_args else ''}{call_args});\n    }}\n"
                        f"    return {result};\n"
                        "  } catch (...) {\n    return RaiseCurrent();\n  }\n}\n")

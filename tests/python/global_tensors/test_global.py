@@ -96,10 +96,12 @@ def test_an_op_on_a_global_tensor_gives_the_gil_up_for_the_call():
         assert _C._gil_releases() > before, f"{name} on a global tensor kept the GIL"
 
 
-def test_unary_ops_and_casts_refuse_global_inputs_on_every_rank():
+def test_unary_pointwise_ops_and_casts_refuse_global_inputs_on_every_rank():
     # Their SBP rules come with distributed training; until then each rank raises the same error.
     g = make_global(ofl.sbp.split(0))
-    for call, name in ((ofl.exp, "exp"), (ofl.relu, "relu"), (lambda t: t.double(), "cast")):
+    for call, name in ((ofl.exp, "exp"), (ofl.relu, "relu"), (lambda t: t.double(), "cast"),
+                       (lambda t: t > 0, "gt"), (lambda t: ofl.maximum(t, t), "maximum"),
+                       (lambda t: t.clamp(0, 1), "clamp"), (lambda t: t.clamp(max=1), "clamp_max")):
         with pytest.raises(ofl.InvalidArgument, match=name + r": not available for a global tensor"):
             call(g)
     assert g.to_local().shape == (4, 3)
