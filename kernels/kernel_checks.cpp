@@ -310,6 +310,55 @@ void CheckPointwiseArgs(PointwiseOp op, const KernelContext& ctx, PointwiseParam
   }
 }
 
+int CheckReduceExtremeArgs(const char* op, const KernelContext& ctx) {
+  const std::string name = op;
+  if (ctx.inputs.size() != 1 || ctx.outputs.size() != 2) {
+    throw InvalidArgument(name + ": the kernel expects 1 input and 2 outputs, got " +
+                          std::to_string(ctx.inputs.size()) + " and " +
+                          std::to_string(ctx.outputs.size()));
+  }
+  const TensorArg& x = ctx.inputs[0];
+  CheckStrides(op, "input", x);
+  CheckStrides(op, "values", ctx.outputs[0]);
+  CheckStrides(op, "indices", ctx.outputs[1]);
+  const int ndim = x.shape.ndim();
+  int64_t dim = ctx.attributes.get_int("dim");
+  const int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;
+  if (dim < lo || dim > hi) {
+    throw InvalidArgument(name + ": dim " + std::to_string(dim) + " is out of range for a " +
+                          std::to_string(ndim) + "-dim tensor (expected " + std::to_string(lo) +
+                          " to " + std::to_string(hi) + ")");
+  }
+  if (dim < 0) dim += ndim == 0 ? 1 : ndim;
+  std::vector<int64_t> keep(x.shape.begin(), x.shape.end());
+  if (ndim > 0) {
+    if (keep[static_cast<size_t>(dim)] == 0) {
+      throw InvalidArgument(name + ": the input has no elements along dim " + std::to_string(dim) +
+                            " (shape " + x.shape.str() + "): the reduction has no identity");
+    }
+    keep[static_cast<size_t>(dim)] = 1;
+  }
+  const Shape want(keep);
+  for (int i = 0; i < 2; ++i) {
+    const TensorArg& o = ctx.outputs[static_cast<size_t>(i)];
+    const char* which = i == 0 ? "values" : "indices";
+    if (o.shape != want) {
+      throw InvalidArgument(name + ": " + which + " shape " + o.shape.str() + " is not " +
+                            want.str() + " (the input's shape with a 1 at dim " +
+                            std::to_string(dim) + ")");
+    }
+  }
+  if (ctx.outputs[0].dtype != x.dtype) {
+    throw InvalidArgument(name + ": values dtype " + to_string(ctx.outputs[0].dtype) +
+                          " differs from input dtype " + to_string(x.dtype));
+  }
+  if (ctx.outputs[1].dtype != DType::kInt64) {
+    throw InvalidArgument(name + ": indices dtype " + to_string(ctx.outputs[1].dtype) +
+                          " is not int64");
+  }
+  return static_cast<int>(dim);
+}
+
 void CheckFillArgs(const KernelContext& ctx) {
   if (!ctx.inputs.empty() || ctx.outputs.size() != 1) {
     throw InvalidArgument("fill: the kernel expects no inputs and 1 output, got " +

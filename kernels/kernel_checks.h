@@ -50,6 +50,11 @@ void CheckCastArgs(const KernelContext& ctx);
 // input's dtype holds, whole numbers for an integer input) in *params.
 void CheckPointwiseArgs(PointwiseOp op, const KernelContext& ctx, PointwiseParams* params);
 
+// "max_dim", "min_dim": one input with at least one element along attribute "dim" (in range,
+// wrapped), two outputs: the values (the input's dtype) and the indices (int64), each the input's
+// shape with a 1 at dim. Returns the dim, non-negative (0 for a 0-dim input).
+int CheckReduceExtremeArgs(const char* op, const KernelContext& ctx);
+
 // "fill": no inputs, one output, one or two attributes (the value, its kind: fill_value.h).
 void CheckFillArgs(const KernelContext& ctx);
 

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "oneflow_lite/device.h"
@@ -62,6 +64,13 @@ class Tensor {
   // The op table's methods (ops/op_table.py): expand, repeat, reshape, view, permute, narrow,
   // contiguous, clone, sum(dims = {}, keepdim = false), ...; each as the ofl:: function.
 #include "oneflow_lite/generated/tensor_methods.inc"
+  // The largest (smallest) element along dim and its int64 index (the first among ties; a NaN
+  // wins), as torch's Tensor.max(dim): (values, indices), dim dropped unless keepdim.
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  // The largest (smallest) element of the whole tensor (amax over every dim).
+  Tensor max() const;
+  Tensor min() const;
 
   // In-place ops: each writes this tensor's view, returns *this and bumps the storage's version
   // counter. On a tensor that requires grad they throw InvalidArgument unless grad mode is off

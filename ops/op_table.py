@@ -19,7 +19,8 @@
 #   sig     "name(Type arg, Type arg=default, ...)": the function's name and arguments. Tensor
 #           arguments are the op's inputs, in order; the others its attributes, in order (the op's
 #           AttrSchema declares them under the same names). Types: Tensor, int, int[], bool, Shape,
-#           double, str, DType (no Python reading of its own yet), Scalar (an exact number: a bool,
+#           int? (an int or None, default None), double, str, DType (no Python reading of its
+#           own yet), Scalar (an exact number: a bool,
 #           an integer or a double; no default). Defaults: false/true, an
 #           integer, {} (an empty list), a decimal number, a quoted lower-case word ("none").
 #   op      the definition's name, when it is not the function's.
@@ -185,6 +186,30 @@ ROWS = [
          doc="max(x, min), as clamp."),
     dict(sig="clamp_max(Tensor x, Scalar max)", method=True, python="both", body="manual",
          doc="min(x, max), as clamp."),
+    dict(sig="mean(Tensor x, int[] dims={}, bool keepdim=false)", method=True, python="both",
+         py_names={"dims": "dim"},
+         doc="The mean over dims (none: every dim; as sum's), float dtypes only (cast an integer\n"
+         "tensor first, as torch.mean asks); no elements give NaN."),
+    dict(sig="amax(Tensor x, int[] dims={}, bool keepdim=false)", method=True, python="both",
+         py_names={"dims": "dim"},
+         doc="The largest element over dims (none: every dim; a NaN wins); the gradient is split evenly\n"
+         "among the elements equal to it. A reduced dim of size 0 is refused (no identity)."),
+    dict(sig="amin(Tensor x, int[] dims={}, bool keepdim=false)", method=True, python="both",
+         py_names={"dims": "dim"}, doc="The smallest element over dims, as amax."),
+    dict(sig="logsumexp(Tensor x, int[] dims={}, bool keepdim=false)", method=True, python="both",
+         py_names={"dims": "dim"},
+         doc="log(sum(exp(x))) over dims (none: every dim), computed stably from the max; an integer\n"
+         "x is cast to float32 first."),
+    dict(sig="max_dim(Tensor x, int dim)", body="manual",
+         doc="The largest element along dim, the dim kept as 1 (the values of the max_dim op, whose\n"
+         "indices ofl::max(x, dim) returns too)."),
+    dict(sig="min_dim(Tensor x, int dim)", body="manual", doc="The smallest element along dim, as max_dim."),
+    dict(sig="argmax(Tensor x, int? dim=None, bool keepdim=false)", op="max_dim", method=True,
+         python="both", body="manual",
+         doc="The int64 index of the largest element along dim (the first among ties; a NaN wins), or\n"
+         "of the flattened tensor when dim is None."),
+    dict(sig="argmin(Tensor x, int? dim=None, bool keepdim=false)", op="min_dim", method=True,
+         python="both", body="manual", doc="The index of the smallest element, as argmax."),
     dict(
         sig="to(Tensor x, DType dtype)",
         op="cast",

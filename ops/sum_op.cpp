@@ -10,38 +10,10 @@
 #include "oneflow_lite/error.h"
 #include "ops/array_ops.h"
 #include "ops/op_schema.h"
+#include "ops/reduce_dims.h"
 
 namespace ofl::ops {
 namespace {
-
-// Which dims of an ndim-dim input the call sums.
-std::vector<bool> SummedDims(int ndim, const Attrs& attrs) {
-  const IntList dims = attrs.get_ints("dims");
-  std::vector<bool> summed(static_cast<size_t>(ndim), dims.empty());
-  for (int64_t d : dims) {
-    const int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;
-    if (d < lo || d > hi) {
-      throw InvalidArgument("sum: dim " + std::to_string(d) + " is out of range for a " +
-                            std::to_string(ndim) + "-dim tensor (expected " + std::to_string(lo) +
-                            " to " + std::to_string(hi) + ")");
-    }
-    if (ndim == 0) continue;  // a 0-dim tensor's dim 0 / -1 is the tensor itself
-    if (d < 0) d += ndim;
-    if (summed[d]) {
-      throw InvalidArgument("sum: dim " + std::to_string(d) + " appears more than once in dims");
-    }
-    summed[d] = true;
-  }
-  return summed;
-}
-
-Shape KeepdimShape(const Shape& in, const std::vector<bool>& summed) {
-  std::vector<int64_t> out(in.begin(), in.end());
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (summed[i]) out[i] = 1;
-  }
-  return Shape(out);
-}
 
 OpSchema MakeSumOp() {
   OpSchema op;
@@ -52,23 +24,20 @@ OpSchema MakeSumOp() {
     if (x.dtype == DType::kBool) {
       throw InvalidArgument("sum: dtype bool is not supported");
     }
-    const std::vector<bool> summed = SummedDims(x.shape.ndim(), attrs);
-    if (attrs.get_bool("keepdim")) return TensorMeta{KeepdimShape(x.shape, summed), x.dtype};
-    std::vector<int64_t> out;
-    for (int i = 0; i < x.shape.ndim(); ++i) {
-      if (!summed[i]) out.push_back(x.shape[i]);
-    }
-    return TensorMeta{Shape(out), x.dtype};
+    const std::vector<bool> summed = ReducedDims("sum", x.shape.ndim(), attrs.get_ints("dims"));
+    return TensorMeta{
+        attrs.get_bool("keepdim") ? KeepdimShape(x.shape, summed) : DroppedShape(x.shape, summed),
+        x.dtype};
   };
   KernelForm kernel{"reduce_sum_to"};
   kernel.output_shape = [](const TensorMeta& x, const Attrs& attrs) {
-    return KeepdimShape(x.shape, SummedDims(x.shape.ndim(), attrs));
+    return KeepdimShape(x.shape, ReducedDims("sum", x.shape.ndim(), attrs.get_ints("dims")));
   };
   op.form = std::move(kernel);
   op.input_cast = InputCast::kIntToInt64;  // as torch.sum: integers and bool sum in int64
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     const Shape& in = ctx.input_info[0].shape;
-    const Shape keep = KeepdimShape(in, SummedDims(in.ndim(), ctx.attrs));
+    const Shape keep = KeepdimShape(in, ReducedDims("sum", in.ndim(), ctx.attrs.get_ints("dims")));
     return std::vector<Tensor>{g[0].reshape(keep.vec()).expand(in.vec())};
   };
   return op;

@@ -68,6 +68,12 @@ Tensor lt(const Tensor& a, Scalar b);
 Tensor le(const Tensor& a, Scalar b);
 Tensor gt(const Tensor& a, Scalar b);
 Tensor ge(const Tensor& a, Scalar b);
+// max/min along a dim, (values, indices), and of the whole tensor; as the Tensor methods.
+std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);
+std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);
+Tensor max(const Tensor& x);
+Tensor min(const Tensor& x);
+
 // Every element the value converted to dtype: exactly for an integer (2^62 + 1 into int64), a
 // double truncated toward zero (2.7 is 2), rounded to nearest for a floating dtype.
 // InvalidArgument, naming the call, where the dtype cannot hold the value (Scalar::fits: 300 or

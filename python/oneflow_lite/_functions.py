@@ -1,5 +1,5 @@
 """The module functions written in Python: add, sub, mul and div (a tensor or a number as either
-operand, through the operators), clamp/clip (optional bounds) and memory_snapshot. The op table's functions (ofl.expand,
+operand, through the operators), clamp/clip (optional bounds), max/min (whole, along a dim, or pairwise) and memory_snapshot. The op table's functions (ofl.expand,
 ofl.sum, ...) are generated (ops/op_table.py)."""
 
 import json
@@ -34,6 +34,14 @@ def clamp(input, min=None, max=None):
 
 
 clip = clamp
+
+
+def max(input, dim=None, keepdim=False):
+    return _operand(input, "max").max(dim, keepdim)
+
+
+def min(input, dim=None, keepdim=False):
+    return _operand(input, "min").min(dim, keepdim)
 
 
 def memory_snapshot(device="cpu"):

@@ -2,6 +2,7 @@
 conversions, printing, indexing and assignment, numpy's operators, copy and pickle, grad_fn."""
 
 import builtins
+import collections
 import operator
 
 import numpy as np
@@ -359,6 +360,39 @@ Tensor.T = property(_T)
 Tensor.data = property(_data)
 Tensor.element_size = element_size
 Tensor.__iter__ = __iter__
+
+
+# torch.return_types.max / min: the (values, indices) of a max or min along a dim.
+class return_types:  # noqa: N801 (torch's name)
+    max = collections.namedtuple("max", ["values", "indices"])
+    min = collections.namedtuple("min", ["values", "indices"])
+
+
+def _extreme(self, dim, keepdim, name, whole, pairwise, along):
+    if isinstance(dim, Tensor):
+        if keepdim:
+            raise TypeError(f"{name}(): keepdim is not taken with a tensor 'other'")
+        return pairwise(self, dim)
+    if dim is None:
+        if keepdim:
+            raise TypeError(f"{name}(): keepdim needs a dim")
+        return whole(self)
+    return getattr(return_types, name)(*along(self, dim, keepdim))
+
+
+def max(self, dim=None, keepdim=False):
+    """torch's Tensor.max: of the whole tensor (amax); along dim, the named tuple (values,
+    indices) (the first index among ties; a NaN wins); with a tensor, maximum(self, other)."""
+    return _extreme(self, dim, keepdim, "max", Tensor.amax, Tensor.maximum, _C._max_dim)
+
+
+def min(self, dim=None, keepdim=False):
+    """torch's Tensor.min, as max."""
+    return _extreme(self, dim, keepdim, "min", Tensor.amin, Tensor.minimum, _C._min_dim)
+
+
+Tensor.max = max
+Tensor.min = min
 
 
 _clamp_both = Tensor.clamp  # the op table's clamp(min, max): both bounds numbers

@@ -1,12 +1,15 @@
 // The hand-written vectorcall functions: Tensor.detach() and backward(gradient=None,
 // retain_graph=False), ofl.empty, zeros and ones with (*size, dtype=, device=,
-// requires_grad=), and ofl.full. The op table's methods and functions are generated
-// (generated/python_ops.cpp); both skip the argument tuple and the overload dispatch of a nanobind
-// function, which cost more than the op's own bookkeeping on tiny tensors (docs/benchmarks.md,
-// "From Python": the Python layer's cost per call), and read their arguments with arg_parser.h.
+// requires_grad=), ofl.full, and _C._max_dim / _min_dim (input, dim, keepdim=False), the
+// (values, indices) pair that Tensor.max(dim) wraps in a named tuple (_tensor.py). The op table's
+// methods and functions are generated (generated/python_ops.cpp); both skip the argument tuple and
+// the overload dispatch of a nanobind function, which cost more than the op's own bookkeeping on
+// tiny tensors (docs/benchmarks.md, "From Python": the Python layer's cost per call), and read
+// their arguments with arg_parser.h.
 #include <Python.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "python/src/arg_parser.h"
@@ -171,6 +174,37 @@ PyObject* Full(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kw
   }
 }
 
+// _C._max_dim / _min_dim(input, dim, keepdim=False) -> (values, indices).
+template <bool kMax>
+PyObject* ExtremeDim(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+  const char* fn = kMax ? "max" : "min";
+  try {
+    nb::handle a[3] = {};
+    ParseArgs(fn, args, static_cast<size_t>(nargsf), kwnames, {"input", "dim", "keepdim"}, 2, a);
+    const Tensor& t = ArgTensor(a[0], fn, "input");
+    const int64_t dim = ArgInt(a[1], fn, "dim");
+    const bool keepdim = a[2] ? ArgBool(a[2], fn, "keepdim") : false;
+    std::tuple<Tensor, Tensor> out;
+    {
+      ReleaseIfGlobal r(t);
+      out = kMax ? ofl::max(t, dim, keepdim) : ofl::min(t, dim, keepdim);
+    }
+    PyObject* values = NewTensorObject(std::move(std::get<0>(out)));
+    if (values == nullptr) return nullptr;
+    PyObject* indices = NewTensorObject(std::move(std::get<1>(out)));
+    if (indices == nullptr) {
+      Py_DECREF(values);
+      return nullptr;
+    }
+    PyObject* pair = PyTuple_Pack(2, values, indices);
+    Py_DECREF(values);
+    Py_DECREF(indices);
+    return pair;
+  } catch (...) {
+    return RaiseCurrent();
+  }
+}
+
 template <class F>
 PyMethodDef SizedFactoryDef() {
   return {F::kName, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&SizedFactory<F>)),
@@ -187,6 +221,8 @@ PyMethodDef kFactories[] = {SizedFactoryDef<EmptyF>(),
                             SizedFactoryDef<ZerosF>(),
                             SizedFactoryDef<OnesF>(),
                             KeywordsMethodDef("full", &Full),
+                            KeywordsMethodDef("_max_dim", &ExtremeDim<true>),
+                            KeywordsMethodDef("_min_dim", &ExtremeDim<false>),
                             {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace

@@ -73,6 +73,11 @@ def test_the_project_table(tmp):
     check('const Tensor other = ArgTensorOrNumber(a[2], "where", "other", t);' in py,
           "a later tensor argument takes a number")
     check("ReleaseIfGlobal r(t, input, other);" in py, "every tensor of the call decides the release")
+    # int? (an int or None).
+    check("Tensor argmax(const Tensor& x, std::optional<int64_t> dim = std::nullopt, bool keepdim = false);"
+          in h, "argmax's optional dim")
+    check('a[0] && !a[0].is_none() ? std::optional<int64_t>(ArgInt(a[0], "argmax", "dim")) : std::nullopt'
+          in py, "Tensor.argmax's dim: None or missing is nullopt")
     # Unchanged text: the files are not rewritten (their mtimes stay).
     path = os.path.join(tmp, "src", "functions.cpp")
     os.utime(path, (1, 1))
@@ -91,11 +96,12 @@ BAD_ROWS = [
     ('dict(sig="f(Tensor x, str a=none)")', "row 0 (f)", "default its type cannot take"),
     ('dict(sig="f(Tensor x, DType a=1)")', "row 0 (f)", "default its type cannot take"),
     ('dict(sig="f(Tensor x, int x)")', "row 0 (f)", "an argument name appears twice"),
+    ('dict(sig="f(Tensor x, int? a=1)")', "row 0 (f)", "default its type cannot take"),
     ('dict(sig="f(Tensor x)", pyton="method")', "row 0", "unknown keys ['pyton']"),
     ('dict(sig="f(Tensor x)", python="method")', "row 0 (f)", "needs the C++ method"),
     ('dict(sig="f(Tensor x, Scalar a=1)")', "row 0 (f)", "default its type cannot take"),
     ('dict(sig="f(Tensor x)", py_names={"y": "z"})', "row 0 (f)", "names 'y', which is no argument"),
-    ('dict(sig="f(Tensor x)"), dict(sig="f(Tensor y)")', "bad14.py", "functions named twice: ['f']"),
+    ('dict(sig="f(Tensor x)"), dict(sig="f(Tensor y)")', "bad15.py", "functions named twice: ['f']"),
 ]
 
 

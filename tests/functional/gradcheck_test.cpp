@@ -7,6 +7,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -262,6 +263,34 @@ TEST(GradCheckTest, PointwiseOps) {
         return ofl::maximum(x[0].permute({1, 0}).narrow(0, 1, 2), x[1]);
       },
       {{3, 4}, {3}}, 99);
+}
+
+// The reductions beyond sum over random dim sets (random values: no ties).
+TEST(GradCheckTest, Reductions) {
+  std::mt19937_64 rng(29);
+  for (int round = 0; round < 8; ++round) {
+    const Dims s = RandomShape(rng, false);
+    std::vector<int64_t> dims;
+    for (size_t d = 0; d < s.size(); ++d) {
+      if (rng() % 2) dims.push_back(static_cast<int64_t>(d));
+    }
+    const bool keep = round % 2;
+    const std::string what = Str(s) + " over " + Str(dims) + (keep ? " keepdim" : "");
+    CheckGradients(
+        "mean " + what, [&](auto& x) { return ofl::mean(x[0], dims, keep); }, {s}, round);
+    CheckGradients(
+        "logsumexp " + what, [&](auto& x) { return ofl::logsumexp(x[0], dims, keep); }, {s}, round);
+    if (Numel(s) == 0) continue;
+    CheckGradients(
+        "amax " + what, [&](auto& x) { return ofl::amax(x[0], dims, keep); }, {s}, round);
+    CheckGradients(
+        "amin " + what, [&](auto& x) { return ofl::amin(x[0], dims, keep); }, {s}, round);
+    if (s.empty()) continue;
+    const int64_t d = static_cast<int64_t>(rng() % s.size());
+    CheckGradients(
+        "max along " + std::to_string(d) + " of " + Str(s),
+        [&](auto& x) { return std::get<0>(ofl::max(x[0], d, keep)); }, {s}, round);
+  }
 }
 
 TEST(GradCheckTest, RandomProgramsGiveTheSameBitsOnCpuAndSim) {

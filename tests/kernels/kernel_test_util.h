@@ -248,6 +248,36 @@ inline double LoadAsDouble(const char* p, DType dtype) {
   }
 }
 
+// An element of any dtype as the exact number it holds (long double holds every int64 and
+// double).
+inline long double ExactValue(const char* p, DType d) {
+  switch (d) {
+    case DType::kBool:
+      return *reinterpret_cast<const uint8_t*>(p) != 0;
+    case DType::kUInt8:
+      return *reinterpret_cast<const uint8_t*>(p);
+    case DType::kInt8:
+      return *reinterpret_cast<const int8_t*>(p);
+    case DType::kInt16: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case DType::kInt32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::kInt64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    default:
+      return LoadAsDouble(p, d);
+  }
+}
+
 inline void StoreDouble(char* p, DType dtype, double v) {
   switch (dtype) {
     case DType::kFloat16: {

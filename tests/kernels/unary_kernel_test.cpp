@@ -299,35 +299,6 @@ TEST(UnaryKernelTest, ArgumentErrorsNameTheOpAndTheValues) {
 
 // ---- cast ----
 
-// A source value as the exact number it holds (long double holds every int64 and double).
-long double SourceValue(const char* p, DType d) {
-  switch (d) {
-    case DType::kBool:
-      return *reinterpret_cast<const uint8_t*>(p) != 0;
-    case DType::kUInt8:
-      return *reinterpret_cast<const uint8_t*>(p);
-    case DType::kInt8:
-      return *reinterpret_cast<const int8_t*>(p);
-    case DType::kInt16: {
-      int16_t v;
-      std::memcpy(&v, p, 2);
-      return v;
-    }
-    case DType::kInt32: {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case DType::kInt64: {
-      int64_t v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-    default:
-      return LoadAsDouble(p, d);
-  }
-}
-
 // The expected bits of `v` (from a source of dtype `from`) cast to `to`, by the documented rules.
 uint64_t CastReference(long double v, DType from, DType to) {
   if (to == DType::kBool) return v != 0 || std::isnan(v) ? 1 : 0;
@@ -400,7 +371,7 @@ TEST(CastKernelTest, EveryDTypePairOnSpecialAndRandomValues) {
       RunKernel("cast", ctx);
       IndexWalker walker(shape);
       for (int64_t i = 0; i < Numel(shape); ++i, walker.Next()) {
-        const long double v = SourceValue(
+        const long double v = ExactValue(
             in.data() + OffsetOf(in_view, walker.index()) * static_cast<int64_t>(fes), from);
         uint64_t got = 0;
         std::memcpy(
@@ -438,8 +409,8 @@ TEST(CastKernelTest, LargeOutputs) {
     for (int64_t i = 0; i < n; ++i) {
       uint64_t got = 0;
       std::memcpy(&got, out.data() + i * static_cast<int64_t>(tes), tes);
-      ASSERT_EQ(got, CastReference(SourceValue(in.data() + i * static_cast<int64_t>(fes), from),
-                                   from, to))
+      ASSERT_EQ(
+          got, CastReference(ExactValue(in.data() + i * static_cast<int64_t>(fes), from), from, to))
           << "element " << i;
     }
   }
