@@ -1,6 +1,7 @@
 """The module functions written in Python: add, sub, mul and div (a tensor or a number as either
-operand, through the operators), clamp/clip (optional bounds), max/min (whole, along a dim, or pairwise) and memory_snapshot. The op table's functions (ofl.expand,
-ofl.sum, ...) are generated (ops/op_table.py)."""
+operand, through the operators), clamp/clip (optional bounds), max/min (whole, along a dim, or
+pairwise) and memory_snapshot. The op table's functions (ofl.expand, ofl.sum, ...) are generated
+(ops/op_table.py)."""
 
 import json
 

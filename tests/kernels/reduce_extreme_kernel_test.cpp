@@ -164,6 +164,9 @@ TEST(ReduceExtremeKernelTest, ArgumentErrorsNameTheOpAndTheValues) {
                "max_dim: values shape (1,3) is not (2,1) (the input's shape with a 1 at dim 1)");
   expect_error(ctx_for({2, 3}, {2, 1}, DType::kInt32, -1),
                "max_dim: indices dtype int32 is not int64");
+  KernelContext wrong_values = ctx_for({2, 3}, {2, 1}, DType::kInt64, 1);
+  wrong_values.outputs[0].dtype = DType::kFloat64;
+  expect_error(wrong_values, "max_dim: values dtype float64 differs from input dtype float32");
   KernelContext one_output = ctx_for({2, 3}, {2, 1}, DType::kInt64, 1);
   one_output.outputs.pop_back();
   expect_error(one_output, "max_dim: the kernel expects 1 input and 2 outputs, got 1 and 1");

@@ -83,5 +83,7 @@ def test_bad_inputs():
         ofl.zeros(0).amax()
     with pytest.raises(TypeError, match="max\\(\\): keepdim needs a dim"):
         x.max(keepdim=True)
+    with pytest.raises(TypeError, match="min\\(\\): keepdim is not taken with a tensor 'other'"):
+        x.min(x, keepdim=True)
     with pytest.raises(TypeError, match="argument 'dim' must be"):
         x.argmax(dim="a")
