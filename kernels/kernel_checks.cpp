@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/matmul.h"
 #include "oneflow_lite/error.h"
 
 namespace ofl::kernels {
@@ -357,6 +358,83 @@ int CheckReduceExtremeArgs(const char* op, const KernelContext& ctx) {
                           " is not int64");
   }
   return static_cast<int>(dim);
+}
+
+GemmPlan CheckMatmulArgs(const char* op, const KernelContext& ctx) {
+  const std::string name = op;
+  const bool batched = name == "bmm";
+  const int rank = batched ? 3 : 2;
+  if (ctx.inputs.size() != 2 || ctx.outputs.size() != 1) {
+    throw InvalidArgument(name + ": the kernel expects 2 inputs and 1 output, got " +
+                          std::to_string(ctx.inputs.size()) + " and " +
+                          std::to_string(ctx.outputs.size()));
+  }
+  const TensorArg& a = ctx.inputs[0];
+  const TensorArg& b = ctx.inputs[1];
+  const TensorArg& c = ctx.outputs[0];
+  CheckStrides(op, "input a", a);
+  CheckStrides(op, "input b", b);
+  CheckStrides(op, "output", c);
+  const char* names[3] = {"input a", "input b", "output"};
+  const TensorArg* args[3] = {&a, &b, &c};
+  for (int i = 0; i < 3; ++i) {
+    if (args[i]->shape.ndim() != rank) {
+      throw InvalidArgument(name + ": " + names[i] + " has shape " + args[i]->shape.str() +
+                            ", expected " + std::to_string(rank) + " dims");
+    }
+  }
+  if (a.dtype != b.dtype || c.dtype != a.dtype) {
+    throw InvalidArgument(name + ": dtypes " + to_string(a.dtype) + ", " + to_string(b.dtype) +
+                          " and output " + to_string(c.dtype) + " differ");
+  }
+  if (a.dtype == DType::kBool) {
+    throw InvalidArgument(name + ": dtype bool is not supported (an integer or float dtype is)");
+  }
+  const int o = batched ? 1 : 0;  // the first matrix dim
+  GemmPlan plan;
+  plan.batch = batched ? a.shape[0] : 1;
+  plan.m = a.shape[o];
+  plan.k = a.shape[o + 1];
+  plan.n = b.shape[o + 1];
+  if (b.shape[o] != plan.k || (batched && b.shape[0] != plan.batch)) {
+    throw InvalidArgument(name + ": input shapes " + a.shape.str() + " and " + b.shape.str() +
+                          " cannot be multiplied");
+  }
+  const Shape want = batched ? Shape({plan.batch, plan.m, plan.n}) : Shape({plan.m, plan.n});
+  if (c.shape != want) {
+    throw InvalidArgument(name + ": output shape " + c.shape.str() + " is not " + want.str());
+  }
+  int64_t expect = 1;
+  bool contiguous = true;  // (an empty output has nothing to lay out)
+  for (int d = rank - 1; d >= 0 && c.shape.numel() > 0; --d) {
+    if (c.shape[d] != 1 && c.stride[d] != expect) contiguous = false;
+    expect *= c.shape[d];
+  }
+  if (!contiguous) {
+    throw InvalidArgument(name + ": the output must be contiguous, got strides " + c.stride.str());
+  }
+  constexpr int64_t kIntMax = std::numeric_limits<int32_t>::max();
+  for (int i = 0; i < 2; ++i) {
+    const TensorArg& x = *args[i];
+    GemmOperand* layout = i == 0 ? &plan.a : &plan.b;
+    if (!GemmLayoutOf(x.shape[o], x.shape[o + 1], x.stride[o], x.stride[o + 1], layout)) {
+      throw InvalidArgument(name + ": " + names[i] + " (shape " + x.shape.str() + ", strides " +
+                            x.stride.str() +
+                            ") is neither row- nor column-major: make it contiguous first");
+    }
+    if (layout->ld > kIntMax) {
+      throw InvalidArgument(name + ": " + names[i] + "'s leading dimension " +
+                            std::to_string(layout->ld) + " exceeds 2^31 - 1 (BLAS takes int)");
+    }
+  }
+  plan.a_batch_stride = batched && plan.batch > 1 ? a.stride[0] : 0;
+  plan.b_batch_stride = batched && plan.batch > 1 ? b.stride[0] : 0;
+  if (plan.m > kIntMax || plan.n > kIntMax || plan.k > kIntMax) {
+    throw InvalidArgument(name + ": sizes m=" + std::to_string(plan.m) +
+                          ", n=" + std::to_string(plan.n) + ", k=" + std::to_string(plan.k) +
+                          " exceed 2^31 - 1 (BLAS takes int)");
+  }
+  return plan;
 }
 
 void CheckFillArgs(const KernelContext& ctx) {

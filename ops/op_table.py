@@ -210,6 +210,18 @@ ROWS = [
          "of the flattened tensor when dim is None."),
     dict(sig="argmin(Tensor x, int? dim=None, bool keepdim=false)", op="min_dim", method=True,
          python="both", body="manual", doc="The index of the smallest element, as argmax."),
+    dict(sig="mm(Tensor x, Tensor mat2)", method=True, python="both", body="manual",
+         doc="The matrix product of x (m x k) and mat2 (k x n), as torch.mm: one dtype (not bool);\n"
+         "each operand read in place by the GEMM when its strides allow (transposed views too),\n"
+         "else copied first. Gradients g @ mat2^T and x^T @ g."),
+    dict(sig="bmm(Tensor x, Tensor mat2)", method=True, python="both", body="manual",
+         doc="The matrix products of a batch: x (b x m x k) and mat2 (b x k x n) give b x m x n, as\n"
+         "torch.bmm."),
+    dict(sig="matmul(Tensor x, Tensor other)", op="mm", method=True, python="both", body="manual",
+         doc="The product with torch.matmul's rules: 1-dim by 1-dim a 0-dim dot product; a 1-dim\n"
+         "operand taken as a row (left) or a column (right), that dim removed from the result;\n"
+         "more than 2 dims a batch of matrices, the batch dims broadcast (a batch by a matrix\n"
+         "folds the batch into the rows: one GEMM)."),
     dict(
         sig="to(Tensor x, DType dtype)",
         op="cast",

@@ -17,7 +17,7 @@ quick="${OFL_QUICK:-0}"
 fuzz_seconds="${OFL_FUZZ_SECONDS:-40}"
 
 # Debian packages: compiler and build tools, then the libraries the project links against.
-packages=(g++ cmake ninja-build ccache pkg-config python3 libtbb-dev libspdlog-dev libfmt-dev libmimalloc-dev nlohmann-json3-dev libcli11-dev libgtest-dev openmpi-bin libopenmpi-dev)
+packages=(g++ cmake ninja-build ccache pkg-config python3 libtbb-dev libspdlog-dev libfmt-dev libmimalloc-dev nlohmann-json3-dev libcli11-dev libgtest-dev openmpi-bin libopenmpi-dev libopenblas-dev)
 case "$cmd" in
   bench) packages+=(libbenchmark-dev libtorch-dev) ;;
   # The Python package's virtual environment and headers; clang and its runtime libraries

@@ -56,6 +56,11 @@ Tensor from_blob(void* data, const Shape& shape, const std::vector<int64_t>& str
 // "add: value 300 cannot be converted to type uint8 without overflow").
 Tensor wrapped_number(const char* op, Scalar value, const Tensor& like);
 
+// x @ weight^T + bias (bias undefined: none), as torch.nn.functional.linear: weight (out, in) or
+// (in) (the output then loses its last dim); bias broadcasts to the output. The transposed weight
+// goes to the GEMM in place (ofl::mm).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
 // The arithmetic ops and comparisons with a number, a wrapped number (above) beside the tensor;
 // the comparisons give bool tensors.
 Tensor add(const Tensor& a, Scalar b);

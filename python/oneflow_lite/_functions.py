@@ -1,6 +1,6 @@
 """The module functions written in Python: add, sub, mul and div (a tensor or a number as either
 operand, through the operators), clamp/clip (optional bounds), max/min (whole, along a dim, or
-pairwise) and memory_snapshot. The op table's functions (ofl.expand, ofl.sum, ...) are generated
+pairwise), linear and memory_snapshot. The op table's functions (ofl.expand, ofl.sum, ...) are generated
 (ops/op_table.py)."""
 
 import json
@@ -43,6 +43,22 @@ def max(input, dim=None, keepdim=False):
 
 def min(input, dim=None, keepdim=False):
     return _operand(input, "min").min(dim, keepdim)
+
+
+def linear(input, weight, bias=None):
+    """input @ weight^T + bias, as torch.nn.functional.linear: weight (out, in) or (in,); the
+    transposed weight goes to the GEMM in place."""
+    _operand(input, "linear")
+    if not isinstance(weight, _C.Tensor):
+        raise TypeError(f"linear(): argument 'weight' must be a Tensor, not {type(weight).__name__}")
+    if weight.ndim not in (1, 2):
+        raise _C.InvalidArgument(f"linear: weight must have 1 or 2 dims, got shape {tuple(weight.shape)}")
+    y = input.matmul(weight.transpose(0, 1) if weight.ndim == 2 else weight)
+    if bias is None:
+        return y
+    if not isinstance(bias, _C.Tensor):
+        raise TypeError(f"linear(): argument 'bias' must be a Tensor or None, not {type(bias).__name__}")
+    return y + bias
 
 
 def memory_snapshot(device="cpu"):

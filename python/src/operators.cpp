@@ -1,7 +1,8 @@
 // Tensor's operators as the class's slots: + - * / with a tensor or a Python number (an exact
 // ofl::Scalar) on either side, += -= *= /= in place, unary minus, abs() and t ** number; the
 // comparisons == != < <= > >= (bool tensors, with __hash__ kept as identity, as PyTorch's), and
-// & | ^ ~ (the bitwise ops: logical on bool tensors). CPython calls a slot directly (and makes
+// & | ^ ~ (the bitwise ops: logical on bool tensors), and @ (matmul, tensors only). CPython calls a
+// slot directly (and makes
 // __add__, __radd__, ... from it), where a method named __add__ would cost a lookup and nanobind's
 // overload dispatch on every operator.
 #include <Python.h>
@@ -114,6 +115,18 @@ constexpr char kGe[] = "ge";
 constexpr char kAnd[] = "bitwise_and";
 constexpr char kOr[] = "bitwise_or";
 constexpr char kXor[] = "bitwise_xor";
+
+// a @ b: both tensors (ofl::matmul), NotImplemented otherwise (Python's TypeError).
+PyObject* MatMul(PyObject* a, PyObject* b) {
+  if (!IsTensor(a) || !IsTensor(b)) Py_RETURN_NOTIMPLEMENTED;
+  try {
+    const Tensor &x = TensorOf(a), &y = TensorOf(b);
+    ReleaseIfGlobal r(x, y);
+    return NewTensorObject(ofl::matmul(x, y));
+  } catch (...) {
+    return RaiseCurrent();
+  }
+}
 
 // self <op> other: CPython calls the left operand's slot, and the right one's with the mirrored
 // op when that gave NotImplemented (2 < t is t > 2), so `a` is always a tensor here.
@@ -258,6 +271,7 @@ const PyType_Slot kSlots[] = {
     {Py_nb_or, Slot(&Binary<TensorFnOp<&ofl::bitwise_or, kOr>>)},
     {Py_nb_xor, Slot(&Binary<TensorFnOp<&ofl::bitwise_xor, kXor>>)},
     {Py_nb_invert, Slot(&Invert)},
+    {Py_nb_matrix_multiply, Slot(&MatMul)},
     {Py_tp_richcompare, Slot(&RichCompare)},
     {Py_tp_hash, Slot(&IdentityHash)},
     {Py_nb_inplace_add, Slot(&InPlaceSlot<&AddInPlace, kIadd>)},

@@ -522,6 +522,14 @@ std::string LastDiagnosis() {
   return rt.diagnosis;
 }
 
+bool CheckDeviceRange(const void* p, size_t bytes, const std::string& what) {
+  Runtime& rt = Rt();
+  std::lock_guard<std::mutex> lock(rt.mu);
+  if (DeviceRange(rt, p, bytes) != nullptr) return true;
+  Diagnose(rt, what);
+  return false;
+}
+
 void ResetDevice(int index) {
   Runtime& rt = Rt();
   std::lock_guard<std::mutex> lock(rt.mu);

@@ -93,6 +93,9 @@ void ResetPeerAccess();
 // The description of the last device fault or refused call ("" when none), e.g. "16-byte vector
 // load from 0x...08 is not 16-byte aligned (block (0,0,0), thread (3,0,0))".
 std::string LastDiagnosis();
+// Whether [p, p + bytes) lies inside one cudaMalloc allocation; when it does not, `what` becomes
+// the diagnosis (LastDiagnosis). For the shims of libraries that take device pointers (cuBLAS).
+bool CheckDeviceRange(const void* p, size_t bytes, const std::string& what);
 // Clears device `index`'s sticky error and the calling thread's last error.
 void ResetDevice(int index);
 

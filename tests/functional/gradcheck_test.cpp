@@ -293,6 +293,41 @@ TEST(GradCheckTest, Reductions) {
   }
 }
 
+TEST(GradCheckTest, MatrixProducts) {
+  // matmul's every shape rule (1-dim operands, batches broadcast or folded), transposed and
+  // broadcast operands (read in place, or copied first), empty sizes, linear with its bias.
+  const std::vector<std::pair<Dims, Dims>> cases = {
+      {{3}, {3}},       {{2, 3}, {3}},       {{3}, {3, 4}},         {{2, 3}, {3, 4}},
+      {{2, 2, 3}, {3}}, {{2, 2, 3}, {3, 4}}, {{3}, {2, 3, 4}},      {{2, 1, 2, 3}, {3, 3, 2}},
+      {{2, 0}, {0, 3}}, {{0, 2}, {2, 3}},    {{2, 2, 3}, {2, 3, 1}}};
+  int seed = 0;
+  for (const auto& [a, b] : cases) {
+    const std::string shapes = Str(a) + " @ " + Str(b);
+    CheckGradients(
+        "matmul " + shapes, [](auto& x) { return matmul(x[0], x[1]); }, {a, b}, ++seed);
+  }
+  CheckGradients(
+      "mm of transposed operands",
+      [](auto& x) {
+        return mm(x[0].permute({1, 0}), x[1].permute({1, 0}));
+      },
+      {{3, 2}, {4, 3}}, ++seed);
+  CheckGradients(
+      "mm of a broadcast operand",
+      [](auto& x) {
+        return mm(x[0].expand({2, 3}), x[1]);
+      },
+      {{3}, {3, 2}}, ++seed);
+  CheckGradients(
+      "bmm of a narrowed operand", [](auto& x) { return bmm(x[0].narrow(2, 1, 3), x[1]); },
+      {{2, 2, 5}, {2, 3, 2}}, ++seed);
+  CheckGradients(
+      "linear", [](auto& x) { return linear(x[0], x[1], x[2]); }, {{4, 3}, {2, 3}, {2}}, ++seed);
+  CheckGradients(
+      "linear of a batch, no bias", [](auto& x) { return linear(x[0], x[1]); }, {{2, 4, 3}, {2, 3}},
+      ++seed);
+}
+
 TEST(GradCheckTest, RandomProgramsGiveTheSameBitsOnCpuAndSim) {
   for (uint64_t seed = 0; seed < 40; ++seed) {
     auto run = [seed](const Device& d) {
