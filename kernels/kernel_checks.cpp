@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gather.h"
 #include "kernels/matmul.h"
+#include "kernels/softmax.h"
 #include "oneflow_lite/error.h"
 
 namespace ofl::kernels {
@@ -35,6 +37,18 @@ void CheckUnaryOperands(const char* op, const KernelContext& ctx) {
   }
   CheckStrides(op, "input", ctx.inputs[0]);
   CheckStrides(op, "output", ctx.outputs[0]);
+}
+
+// Attribute "dim" of an ndim-dim input wrapped to 0 .. ndim - 1 (0 for a 0-dim input, which
+// takes -1 and 0); InvalidArgument naming the op and the range otherwise.
+int64_t WrapKernelDim(const std::string& name, int64_t dim, int ndim) {
+  const int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;
+  if (dim < lo || dim > hi) {
+    throw InvalidArgument(name + ": dim " + std::to_string(dim) + " is out of range for a " +
+                          std::to_string(ndim) + "-dim tensor (expected " + std::to_string(lo) +
+                          " to " + std::to_string(hi) + ")");
+  }
+  return dim < 0 ? dim + (ndim == 0 ? 1 : ndim) : dim;
 }
 
 bool IsInteger(DType d) {
@@ -323,14 +337,7 @@ int CheckReduceExtremeArgs(const char* op, const KernelContext& ctx) {
   CheckStrides(op, "values", ctx.outputs[0]);
   CheckStrides(op, "indices", ctx.outputs[1]);
   const int ndim = x.shape.ndim();
-  int64_t dim = ctx.attributes.get_int("dim");
-  const int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;
-  if (dim < lo || dim > hi) {
-    throw InvalidArgument(name + ": dim " + std::to_string(dim) + " is out of range for a " +
-                          std::to_string(ndim) + "-dim tensor (expected " + std::to_string(lo) +
-                          " to " + std::to_string(hi) + ")");
-  }
-  if (dim < 0) dim += ndim == 0 ? 1 : ndim;
+  const int64_t dim = WrapKernelDim(name, ctx.attributes.get_int("dim"), ndim);
   std::vector<int64_t> keep(x.shape.begin(), x.shape.end());
   if (ndim > 0) {
     if (keep[static_cast<size_t>(dim)] == 0) {
@@ -435,6 +442,119 @@ GemmPlan CheckMatmulArgs(const char* op, const KernelContext& ctx) {
                           " exceed 2^31 - 1 (BLAS takes int)");
   }
   return plan;
+}
+
+int CheckSoftmaxArgs(const char* op, const KernelContext& ctx) {
+  const std::string name = op;
+  CheckUnaryOperands(op, ctx);
+  const TensorArg& x = ctx.inputs[0];
+  const TensorArg& out = ctx.outputs[0];
+  if (!is_floating_point(x.dtype)) {
+    throw InvalidArgument(name + ": dtype " + to_string(x.dtype) +
+                          " is not supported (a float dtype is)");
+  }
+  if (out.dtype != x.dtype) {
+    throw InvalidArgument(name + ": output dtype " + to_string(out.dtype) +
+                          " differs from input dtype " + to_string(x.dtype));
+  }
+  if (out.shape != x.shape) {
+    throw InvalidArgument(name + ": output shape " + out.shape.str() +
+                          " differs from input shape " + x.shape.str());
+  }
+  const int ndim = x.shape.ndim();
+  const int64_t dim = WrapKernelDim(name, ctx.attributes.get_int("dim"), ndim);
+  return static_cast<int>(dim);
+}
+
+namespace {
+
+// The index of gather/scatter_add against `other` (x or self): int64, the same number of dims, each
+// dim but `dim` at most other's.
+void CheckIndexAgainst(const char* op, const TensorArg& index, const TensorArg& other,
+                       const char* other_name, int dim) {
+  const std::string name = op;
+  if (index.dtype != DType::kInt64) {
+    throw InvalidArgument(name + ": index dtype " + to_string(index.dtype) + " is not int64");
+  }
+  if (index.shape.ndim() != other.shape.ndim()) {
+    throw InvalidArgument(name + ": index has " + std::to_string(index.shape.ndim()) + " dims, " +
+                          other_name + " " + std::to_string(other.shape.ndim()) +
+                          " (they must have the same number)");
+  }
+  for (int d = 0; d < index.shape.ndim(); ++d) {
+    if (d != dim && index.shape[d] > other.shape[d]) {
+      throw InvalidArgument(name + ": index shape " + index.shape.str() + " is larger than " +
+                            other_name + " shape " + other.shape.str() + " in dim " +
+                            std::to_string(d) + " (only dim " + std::to_string(dim) + " may be)");
+    }
+  }
+}
+
+}  // namespace
+
+int CheckGatherArgs(const KernelContext& ctx) {
+  if (ctx.inputs.size() != 2 || ctx.outputs.size() != 1) {
+    throw InvalidArgument("gather: the kernel expects 2 inputs and 1 output, got " +
+                          std::to_string(ctx.inputs.size()) + " and " +
+                          std::to_string(ctx.outputs.size()));
+  }
+  const TensorArg& x = ctx.inputs[0];
+  const TensorArg& index = ctx.inputs[1];
+  const TensorArg& out = ctx.outputs[0];
+  CheckStrides("gather", "input", x);
+  CheckStrides("gather", "index", index);
+  CheckStrides("gather", "output", out);
+  const int dim =
+      static_cast<int>(WrapKernelDim("gather", ctx.attributes.get_int("dim"), x.shape.ndim()));
+  CheckIndexAgainst("gather", index, x, "input", dim);
+  if (out.shape != index.shape || out.dtype != x.dtype) {
+    throw InvalidArgument("gather: output " + out.shape.str() + " " + to_string(out.dtype) +
+                          " is not the index's shape " + index.shape.str() + " in the input's " +
+                          "dtype " + to_string(x.dtype));
+  }
+  return dim;
+}
+
+int CheckScatterAddArgs(const KernelContext& ctx) {
+  if (ctx.inputs.size() != 3 || ctx.outputs.size() != 1) {
+    throw InvalidArgument("scatter_add: the kernel expects 3 inputs and 1 output, got " +
+                          std::to_string(ctx.inputs.size()) + " and " +
+                          std::to_string(ctx.outputs.size()));
+  }
+  const TensorArg& self = ctx.inputs[0];
+  const TensorArg& index = ctx.inputs[1];
+  const TensorArg& src = ctx.inputs[2];
+  const TensorArg& out = ctx.outputs[0];
+  CheckStrides("scatter_add", "self", self);
+  CheckStrides("scatter_add", "index", index);
+  CheckStrides("scatter_add", "src", src);
+  CheckStrides("scatter_add", "output", out);
+  const int dim = static_cast<int>(
+      WrapKernelDim("scatter_add", ctx.attributes.get_int("dim"), self.shape.ndim()));
+  CheckIndexAgainst("scatter_add", index, self, "self", dim);
+  if (src.dtype != self.dtype || out.dtype != self.dtype || out.shape != self.shape) {
+    throw InvalidArgument("scatter_add: src " + to_string(src.dtype) + " and output " +
+                          out.shape.str() + " " + to_string(out.dtype) +
+                          " must have self's dtype " + to_string(self.dtype) + " (and the " +
+                          "output self's shape " + self.shape.str() + ")");
+  }
+  if (self.dtype == DType::kBool) {
+    throw InvalidArgument(
+        "scatter_add: dtype bool is not supported (an integer or float dtype is)");
+  }
+  if (src.shape.ndim() != index.shape.ndim()) {
+    throw InvalidArgument("scatter_add: src has " + std::to_string(src.shape.ndim()) +
+                          " dims, index " + std::to_string(index.shape.ndim()) +
+                          " (they must have the same number)");
+  }
+  for (int d = 0; d < index.shape.ndim(); ++d) {
+    if (index.shape[d] > src.shape[d]) {
+      throw InvalidArgument("scatter_add: index shape " + index.shape.str() +
+                            " is larger than src shape " + src.shape.str() + " in dim " +
+                            std::to_string(d));
+    }
+  }
+  return dim;
 }
 
 void CheckFillArgs(const KernelContext& ctx) {

@@ -71,6 +71,11 @@ class Tensor {
   // The largest (smallest) element of the whole tensor (amax over every dim).
   Tensor max() const;
   Tensor min() const;
+  // ofl::gather(*this, dim, index), ofl::scatter_add(*this, dim, index, src) and
+  // ofl::index_select(*this, dim, index) (functional.h).
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
 
   // In-place ops: each writes this tensor's view, returns *this and bumps the storage's version
   // counter. On a tensor that requires grad they throw InvalidArgument unless grad mode is off

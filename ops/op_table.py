@@ -222,6 +222,16 @@ ROWS = [
          "operand taken as a row (left) or a column (right), that dim removed from the result;\n"
          "more than 2 dims a batch of matrices, the batch dims broadcast (a batch by a matrix\n"
          "folds the batch into the rows: one GEMM)."),
+    dict(sig="softmax(Tensor x, int dim)", method=True, python="both",
+         doc="exp(x - max) / sum(exp(x - max)) along dim, the max and the sum found in one pass over\n"
+         "each row; a float x (cast an integer one first). Gradient y * (g - sum(g * y))."),
+    dict(sig="log_softmax(Tensor x, int dim)", method=True, python="both",
+         doc="x - max - log(sum(exp(x - max))) along dim, as softmax; stable for large values.\n"
+         "Gradient g - exp(y) * sum(g)."),
+    dict(sig="mse_loss(Tensor x, Tensor target, str reduction=\"mean\")", op="sub", python="function",
+         body="manual", py_names={"x": "input"},
+         doc="(x - target)^2, broadcast, then reduction \"mean\" (of every element), \"sum\" or\n"
+         "\"none\", as torch.nn.functional.mse_loss."),
     dict(
         sig="to(Tensor x, DType dtype)",
         op="cast",

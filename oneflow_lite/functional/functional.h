@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "oneflow_lite/device.h"
@@ -60,6 +61,39 @@ Tensor wrapped_number(const char* op, Scalar value, const Tensor& like);
 // (in) (the output then loses its last dim); bias broadcasts to the output. The transposed weight
 // goes to the GEMM in place (ofl::mm).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
+// torch.gather: out[p] = x[p with its dim coordinate replaced by index[p]]; index int64 with x's
+// number of dims, each dim but `dim` at most x's; the output has the index's shape. An index value
+// outside 0 .. x.size(dim) - 1 fails the kernel: the error (InvalidArgument naming the value)
+// reaches the next wait on the output, as a kernel's errors do; on CUDA it is a device fault, as
+// PyTorch's device-side assert. Gradient: scatter_add into zeros.
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
+// Tensor.scatter_add: a copy of self with src[p] added into the element p's index value picks
+// along dim, the sums in a fixed order on every device. src of self's dtype; index as gather's
+// against self, and at most src's size in every dim.
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+
+// torch.index_select: x's elements at the int64 positions `index` (1-dim) along dim (a gather).
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+// torch.nn.functional.one_hot: int64 class values to an int64 tensor of x's shape plus a last dim
+// of num_classes (-1: the largest value + 1), 1 at each value. Reads x's values (a wait, as
+// PyTorch's): InvalidArgument for a negative value or one not below num_classes.
+Tensor one_hot(const Tensor& x, int64_t num_classes = -1);
+
+// torch.nn.functional.nll_loss: input (C) with a 0-dim target, (N, C) with target (N), or
+// (N, C, d1, ...) with target (N, d1, ...) of int64 class indices; loss -input[class] times the
+// class's weight (weight: one per class, of input's dtype; undefined: 1), 0 where the target is
+// ignore_index; reduction "mean" (the weighted mean: the sum over the weights' sum), "sum" or
+// "none". A class index outside 0 .. C - 1 fails as gather's index does.
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight = Tensor(),
+                const std::string& reduction = "mean", int64_t ignore_index = -100);
+// torch.nn.functional.cross_entropy: log_softmax over the class dim, then nll_loss; with
+// label_smoothing e (0 .. 1) each loss is (1 - e) * nll + e / C * (the weighted sum of -log p over
+// the classes). A float target of input's shape is class probabilities instead (loss
+// -sum(p * log_softmax) over the class dim, "mean" over the other elements; ignore_index unused).
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight = Tensor(),
+                     const std::string& reduction = "mean", int64_t ignore_index = -100,
+                     double label_smoothing = 0.0);
 
 // The arithmetic ops and comparisons with a number, a wrapped number (above) beside the tensor;
 // the comparisons give bool tensors.

@@ -395,6 +395,27 @@ Tensor.max = max
 Tensor.min = min
 
 
+def gather(self, dim, index):
+    """torch's Tensor.gather: ofl.gather(self, dim, index)."""
+    return _C.gather(self, dim, index)
+
+
+def scatter_add(self, dim, index, src):
+    """torch's Tensor.scatter_add (a copy; self is unchanged): ofl.scatter_add(self, dim, index,
+    src)."""
+    return _C.scatter_add(self, dim, index, src)
+
+
+def index_select(self, dim, index):
+    """torch's Tensor.index_select: ofl.index_select(self, dim, index)."""
+    return _C.index_select(self, dim, index)
+
+
+Tensor.gather = gather
+Tensor.scatter_add = scatter_add
+Tensor.index_select = index_select
+
+
 _clamp_both = Tensor.clamp  # the op table's clamp(min, max): both bounds numbers
 
 

@@ -1,6 +1,9 @@
 // The hand-written vectorcall functions: Tensor.detach() and backward(gradient=None,
 // retain_graph=False), ofl.empty, zeros and ones with (*size, dtype=, device=,
-// requires_grad=), ofl.full, and _C._max_dim / _min_dim (input, dim, keepdim=False), the
+// requires_grad=), ofl.full, ofl.gather / scatter_add (PyTorch's order: an int between tensors),
+// ofl.index_select, one_hot (which waits: it reads the values), ofl.nll_loss / cross_entropy (an
+// optional weight tensor),
+// and _C._max_dim / _min_dim (input, dim, keepdim=False), the
 // (values, indices) pair that Tensor.max(dim) wraps in a named tuple (_tensor.py). The op table's
 // methods and functions are generated (generated/python_ops.cpp); both skip the argument tuple and
 // the overload dispatch of a nanobind function, which cost more than the op's own bookkeeping on
@@ -205,6 +208,119 @@ PyObject* ExtremeDim(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObje
   }
 }
 
+// _C.gather(input, dim, index) and _C.scatter_add(input, dim, index, src): PyTorch's argument
+// order, an int between tensors (Tensor.gather / Tensor.scatter_add call them with self).
+PyObject* Gather(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+  try {
+    nb::handle a[3] = {};
+    ParseArgs("gather", args, static_cast<size_t>(nargsf), kwnames, {"input", "dim", "index"}, 3,
+              a);
+    const Tensor& t = ArgTensor(a[0], "gather", "input");
+    const int64_t dim = ArgInt(a[1], "gather", "dim");
+    const Tensor& index = ArgTensor(a[2], "gather", "index");
+    Tensor out;
+    {
+      ReleaseIfGlobal r(t, index);
+      out = ofl::gather(t, dim, index);
+    }
+    return NewTensorObject(std::move(out));
+  } catch (...) {
+    return RaiseCurrent();
+  }
+}
+
+PyObject* ScatterAdd(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+  try {
+    nb::handle a[4] = {};
+    ParseArgs("scatter_add", args, static_cast<size_t>(nargsf), kwnames,
+              {"input", "dim", "index", "src"}, 4, a);
+    const Tensor& t = ArgTensor(a[0], "scatter_add", "input");
+    const int64_t dim = ArgInt(a[1], "scatter_add", "dim");
+    const Tensor& index = ArgTensor(a[2], "scatter_add", "index");
+    const Tensor& src = ArgTensor(a[3], "scatter_add", "src");
+    Tensor out;
+    {
+      ReleaseIfGlobal r(t, index, src);
+      out = ofl::scatter_add(t, dim, index, src);
+    }
+    return NewTensorObject(std::move(out));
+  } catch (...) {
+    return RaiseCurrent();
+  }
+}
+
+// _C.index_select(input, dim, index) and one_hot(tensor, num_classes=-1).
+PyObject* IndexSelect(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+  try {
+    nb::handle a[3] = {};
+    ParseArgs("index_select", args, static_cast<size_t>(nargsf), kwnames, {"input", "dim", "index"},
+              3, a);
+    const Tensor& t = ArgTensor(a[0], "index_select", "input");
+    const int64_t dim = ArgInt(a[1], "index_select", "dim");
+    const Tensor& index = ArgTensor(a[2], "index_select", "index");
+    Tensor out;
+    {
+      ReleaseIfGlobal r(t, index);
+      out = ofl::index_select(t, dim, index);
+    }
+    return NewTensorObject(std::move(out));
+  } catch (...) {
+    return RaiseCurrent();
+  }
+}
+
+PyObject* OneHot(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+  try {
+    nb::handle a[2] = {};
+    ParseArgs("one_hot", args, static_cast<size_t>(nargsf), kwnames, {"tensor", "num_classes"}, 1,
+              a);
+    const Tensor& t = ArgTensor(a[0], "one_hot", "tensor");
+    const int64_t classes = a[1] ? ArgInt(a[1], "one_hot", "num_classes") : -1;
+    Tensor out;
+    {
+      GilRelease release;  // reads the values: a wait
+      out = ofl::one_hot(t, classes);
+    }
+    return NewTensorObject(std::move(out));
+  } catch (...) {
+    return RaiseCurrent();
+  }
+}
+
+// nll_loss(input, target, weight=None, reduction="mean", ignore_index=-100) and
+// cross_entropy(..., label_smoothing=0.0): torch.nn.functional's, an optional tensor among them.
+template <bool kCrossEntropy>
+PyObject* ClassLoss(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+  const char* fn = kCrossEntropy ? "cross_entropy" : "nll_loss";
+  try {
+    nb::handle a[6] = {};
+    ParseArgs(fn, args, static_cast<size_t>(nargsf), kwnames,
+              kCrossEntropy
+                  ? std::initializer_list<const char*>{"input", "target", "weight", "reduction",
+                                                       "ignore_index", "label_smoothing"}
+                  : std::initializer_list<const char*>{"input", "target", "weight", "reduction",
+                                                       "ignore_index"},
+              2, a);
+    const Tensor& input = ArgTensor(a[0], fn, "input");
+    const Tensor& target = ArgTensor(a[1], fn, "target");
+    Tensor weight;
+    if (a[2] && !a[2].is_none()) weight = ArgTensor(a[2], fn, "weight");
+    const std::string reduction = a[3] ? ArgString(a[3], fn, "reduction") : "mean";
+    const int64_t ignore_index = a[4] ? ArgInt(a[4], fn, "ignore_index") : -100;
+    const double smoothing = a[5] ? ArgDouble(a[5], fn, "label_smoothing") : 0.0;
+    Tensor out;
+    {
+      ReleaseIfGlobal r(input, target);
+      out = kCrossEntropy
+                ? ofl::cross_entropy(input, target, weight, reduction, ignore_index, smoothing)
+                : ofl::nll_loss(input, target, weight, reduction, ignore_index);
+    }
+    return NewTensorObject(std::move(out));
+  } catch (...) {
+    return RaiseCurrent();
+  }
+}
+
 template <class F>
 PyMethodDef SizedFactoryDef() {
   return {F::kName, reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&SizedFactory<F>)),
@@ -223,6 +339,12 @@ PyMethodDef kFactories[] = {SizedFactoryDef<EmptyF>(),
                             KeywordsMethodDef("full", &Full),
                             KeywordsMethodDef("_max_dim", &ExtremeDim<true>),
                             KeywordsMethodDef("_min_dim", &ExtremeDim<false>),
+                            KeywordsMethodDef("gather", &Gather),
+                            KeywordsMethodDef("scatter_add", &ScatterAdd),
+                            KeywordsMethodDef("index_select", &IndexSelect),
+                            KeywordsMethodDef("one_hot", &OneHot),
+                            KeywordsMethodDef("nll_loss", &ClassLoss<false>),
+                            KeywordsMethodDef("cross_entropy", &ClassLoss<true>),
                             {nullptr, nullptr, 0, nullptr}};
 
 }  // namespace

@@ -403,6 +403,20 @@ void DeviceFault(cudaError_t error, const char* what, const void* address) {
   std::abort();  // never resumed
 }
 
+void DeviceTrap() {
+  BlockRun* run = t_run;
+  if (run == nullptr || run->current < 0) {
+    std::fprintf(stderr, "host grid: __trap() outside a kernel\n");
+    std::abort();
+  }
+  FaultLaunch(cudaErrorLaunchFailure, "__trap() in " + BlockName() + ", thread " +
+                                          DimName(dim3(threadIdx.x, threadIdx.y, threadIdx.z)));
+  run->faulted = true;
+  run->fibers[run->current].state = FiberState::kFaulted;
+  ToScheduler(run, true);
+  std::abort();  // never resumed
+}
+
 void SyncThreads(const char* file, int line) {
   BlockRun* run = t_run;
   if (run == nullptr || run->current < 0) {

@@ -328,6 +328,78 @@ TEST(GradCheckTest, MatrixProducts) {
       ++seed);
 }
 
+TEST(GradCheckTest, SoftmaxAndLosses) {
+  std::mt19937_64 rng(31);
+  for (int round = 0; round < 8; ++round) {
+    const Dims s = RandomShape(rng, round % 4 == 3);
+    const int64_t d = s.empty() ? 0 : static_cast<int64_t>(rng() % s.size()) - (round % 2);
+    const std::string what = Str(s) + " along " + std::to_string(d);
+    CheckGradients(
+        "softmax " + what, [d](auto& x) { return ofl::softmax(x[0], d); }, {s}, round);
+    CheckGradients(
+        "log_softmax " + what, [d](auto& x) { return ofl::log_softmax(x[0], d); }, {s}, round);
+    CheckGradients(
+        "softmax of a permuted input",
+        [](auto& x) {
+          return ofl::softmax(x[0].permute({1, 0}), 1);
+        },
+        {{2, 3}}, round);
+    const Dims t = Partner(rng, s);
+    for (const char* r : {"none", "mean", "sum"}) {
+      CheckGradients(
+          std::string("mse_loss ") + r + " " + Str(s) + " and " + Str(t),
+          [r](auto& x) { return ofl::mse_loss(x[0], x[1], r); }, {s, t}, round);
+    }
+  }
+}
+
+TEST(GradCheckTest, ClassLosses) {
+  const Tensor t = ofl::tensor<int64_t>({2, 0, -100, 1}, Shape({4}), TestDevice());
+  for (const char* r : {"none", "mean", "sum"}) {
+    CheckGradients(
+        std::string("cross_entropy ") + r,
+        [&](auto& x) { return ofl::cross_entropy(x[0], t, Tensor(), r); }, {{4, 3}}, 1);
+    CheckGradients(
+        std::string("cross_entropy weighted, smoothed ") + r,
+        [&](auto& x) { return ofl::cross_entropy(x[0], t, x[1], r, -100, 0.2); }, {{4, 3}, {3}}, 2);
+    CheckGradients(
+        std::string("nll_loss ") + r, [&](auto& x) { return ofl::nll_loss(x[0], t, x[1], r); },
+        {{4, 3}, {3}}, 3);
+  }
+  CheckGradients(
+      "cross_entropy of probabilities",
+      [&](auto& x) { return ofl::cross_entropy(x[0], ofl::softmax(x[1], 1)); }, {{2, 3}, {2, 3}},
+      4);
+  CheckGradients(
+      "index_select",
+      [&](auto& x) {
+        return ofl::index_select(x[0], 1,
+                                 ofl::tensor<int64_t>({2, 0, 2}, Shape({3}), TestDevice()));
+      },
+      {{2, 3}}, 5);
+}
+
+TEST(GradCheckTest, GatherAndScatterAdd) {
+  // Repeated index values: the gradient of an element gathered twice adds both.
+  const Tensor index = ofl::tensor<int64_t>({0, 2, 2, 1, 1, 1, 0, 0}, Shape({2, 4}), TestDevice());
+  CheckGradients(
+      "gather along 1", [&](auto& x) { return ofl::gather(x[0], 1, index); }, {{2, 3}}, 1);
+  CheckGradients(
+      "gather along 0 of a permuted input",
+      [&](auto& x) {
+        return ofl::gather(x[0].permute({1, 0}), 0, index.narrow(1, 0, 3));
+      },
+      {{3, 3}}, 2);
+  CheckGradients(
+      "scatter_add along 1",
+      [&](auto& x) { return ofl::scatter_add(x[0], 1, index.narrow(1, 0, 3), x[1]); },
+      {{2, 3}, {2, 3}}, 3);
+  const Tensor scalar_index = ofl::tensor<int64_t>({0}, Shape({}), TestDevice());
+  CheckGradients(
+      "gather of a 0-dim tensor", [&](auto& x) { return ofl::gather(x[0], 0, scalar_index); }, {{}},
+      4);
+}
+
 TEST(GradCheckTest, RandomProgramsGiveTheSameBitsOnCpuAndSim) {
   for (uint64_t seed = 0; seed < 40; ++seed) {
     auto run = [seed](const Device& d) {

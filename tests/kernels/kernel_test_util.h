@@ -303,6 +303,35 @@ inline void StoreDouble(char* p, DType dtype, double v) {
   }
 }
 
+// A whole number stored exactly in any dtype: bool as v != 0, integers wrapped to their width,
+// floats as the number (exact for the small values the tests use).
+inline void StoreWhole(char* p, DType d, int64_t v) {
+  switch (d) {
+    case DType::kBool:
+      *p = static_cast<char>(v != 0);
+      return;
+    case DType::kUInt8:
+    case DType::kInt8:
+      *p = static_cast<char>(v);
+      return;
+    case DType::kInt16: {
+      const auto x = static_cast<int16_t>(v);
+      std::memcpy(p, &x, 2);
+      return;
+    }
+    case DType::kInt32: {
+      const auto x = static_cast<int32_t>(v);
+      std::memcpy(p, &x, 4);
+      return;
+    }
+    case DType::kInt64:
+      std::memcpy(p, &v, 8);
+      return;
+    default:
+      StoreDouble(p, d, static_cast<double>(v));
+  }
+}
+
 inline bool IsFloat(DType d) {
   return d == DType::kFloat16 || d == DType::kBFloat16 || d == DType::kFloat32 ||
          d == DType::kFloat64;

@@ -20,30 +20,6 @@
 namespace ofl::kernels::testing {
 namespace {
 
-void StoreSmall(char* p, DType d, int64_t v) {
-  switch (d) {
-    case DType::kUInt8:
-    case DType::kInt8:
-      *p = static_cast<char>(v);
-      return;
-    case DType::kInt16: {
-      const auto x = static_cast<int16_t>(v);
-      std::memcpy(p, &x, 2);
-      return;
-    }
-    case DType::kInt32: {
-      const auto x = static_cast<int32_t>(v);
-      std::memcpy(p, &x, 4);
-      return;
-    }
-    case DType::kInt64:
-      std::memcpy(p, &v, 8);
-      return;
-    default:
-      StoreDouble(p, d, static_cast<double>(v));
-  }
-}
-
 // A batch x rows x cols operand (rows x cols when !batched) in a random GEMM layout: row- or
 // column-major, the leading dimension padded sometimes, batch entries padded apart or broadcast.
 View MatrixView(std::mt19937_64& rng, int64_t batch, int64_t rows, int64_t cols, bool batched) {
@@ -82,7 +58,7 @@ void CheckProduct(std::mt19937_64& rng, bool batched, DType dtype, int64_t batch
     for (int64_t i = 0; i < elems; ++i) {
       const int64_t v =
           is_unsigned ? static_cast<int64_t>(rng() % 4) : static_cast<int64_t>(rng() % 7) - 3;
-      StoreSmall(buf.data() + i * es, dtype, v);
+      StoreWhole(buf.data() + i * es, dtype, v);
     }
   };
   fill(a, av.storage);

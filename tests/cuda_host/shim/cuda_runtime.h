@@ -35,6 +35,8 @@ struct dim3 {
 
 // Ends the calling emulated thread's launch with a device fault (host_grid.cpp); never returns.
 [[noreturn]] void DeviceFault(cudaError_t error, const char* what, const void* address);
+// __trap(): the same, as cudaErrorLaunchFailure (what a trap instruction gives on a GPU).
+[[noreturn]] void DeviceTrap();
 void SyncThreads(const char* file, int line);
 
 // A 16-byte vector, as the GPU loads and stores it: every copy checks that both ends are 16-byte
@@ -84,5 +86,6 @@ using ofl::cuda_host::uint4;
 constexpr int warpSize = 32;
 
 #define __syncthreads() ::ofl::cuda_host::SyncThreads(__FILE__, __LINE__)
+[[noreturn]] inline void __trap() { ::ofl::cuda_host::DeviceTrap(); }
 
 #include "../host_grid.h"

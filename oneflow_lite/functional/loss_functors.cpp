@@ -1,0 +1,187 @@
+// The losses, made of public ops (autograd records the ops they are made of): mse_loss, nll_loss
+// and cross_entropy (class indices with weights, ignore_index and label smoothing, or class
+// probabilities), and the reduction argument every loss takes ("none", "mean", "sum", as
+// torch.nn.functional's).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "oneflow_lite/error.h"
+#include "oneflow_lite/functional/functional.h"
+#include "oneflow_lite/functional/functor_util.h"
+
+namespace ofl {
+
+namespace {
+
+enum class Reduction { kNone, kMean, kSum };
+
+Reduction ReductionOf(const char* op, const std::string& reduction) {
+  if (reduction == "mean") return Reduction::kMean;
+  if (reduction == "sum") return Reduction::kSum;
+  if (reduction == "none") return Reduction::kNone;
+  throw InvalidArgument(std::string(op) + ": reduction '" + reduction +
+                        "' is not one of 'none', 'mean', 'sum'");
+}
+
+Tensor Reduce(const Tensor& loss, Reduction r) {
+  switch (r) {
+    case Reduction::kMean:
+      return loss.mean();
+    case Reduction::kSum:
+      return loss.sum();
+    case Reduction::kNone:
+      break;
+  }
+  return loss;
+}
+
+}  // namespace
+
+Tensor mse_loss(const Tensor& x, const Tensor& target, const std::string& reduction) {
+  functional::ImplOf("mse_loss", x);
+  functional::ImplOf("mse_loss", target);
+  const Reduction r = ReductionOf("mse_loss", reduction);
+  const Tensor d = x - target;
+  return Reduce(d * d, r);
+}
+
+namespace {
+
+// The class dim of a loss's input: 0 for a (C) input, else 1 ((N, C) or (N, C, d1, ...)).
+int64_t ClassDim(const Tensor& input) { return input.dim() == 1 ? 0 : 1; }
+
+// The target's shape a class-index loss expects for `input`: input's without the class dim.
+std::vector<int64_t> TargetShape(const Tensor& input) {
+  std::vector<int64_t> s = input.shape().vec();
+  s.erase(s.begin() + ClassDim(input));
+  return s;
+}
+
+void CheckWeight(const char* op, const Tensor& x, const Tensor& weight) {
+  if (!weight.defined()) return;
+  const int64_t classes = x.shape()[ClassDim(x)];
+  if (weight.dim() != 1 || weight.shape()[0] != classes) {
+    throw InvalidArgument(std::string(op) + ": weight shape " + weight.shape().str() + " is not (" +
+                          std::to_string(classes) + ") (one per class)");
+  }
+  if (weight.dtype() != x.dtype()) {
+    throw InvalidArgument(std::string(op) + ": weight dtype " + to_string(weight.dtype()) +
+                          " differs from input dtype " + to_string(x.dtype()));
+  }
+}
+
+// A class-index target (int64, the input's shape without the class dim) for a float input with a
+// class dim, and the weight (CheckWeight).
+void CheckClassTarget(const char* op, const Tensor& x, const Tensor& target, const Tensor& weight) {
+  functional::ImplOf(op, x);
+  functional::ImplOf(op, target);
+  if (x.dim() == 0) {
+    throw InvalidArgument(std::string(op) + ": input must have a class dim, got a 0-dim tensor");
+  }
+  if (!is_floating_point(x.dtype())) {
+    throw InvalidArgument(std::string(op) + ": input dtype " + to_string(x.dtype()) +
+                          " is not supported (a float dtype is)");
+  }
+  if (target.dtype() != DType::kInt64) {
+    throw InvalidArgument(std::string(op) + ": target dtype " + to_string(target.dtype()) +
+                          " is not int64 (class indices; float class probabilities are taken "
+                          "by cross_entropy with a target of the input's shape)");
+  }
+  const std::vector<int64_t> want = TargetShape(x);
+  if (target.shape().vec() != want) {
+    throw InvalidArgument(std::string(op) + ": target shape " + target.shape().str() +
+                          " does not match input shape " + x.shape().str() + " (expected " +
+                          Shape(want).str() + ")");
+  }
+  CheckWeight(op, x, weight);
+}
+
+// Each target's weight (1 without a weight), 0 where the target is ignore_index; and the targets
+// with ignore_index replaced by 0, safe to gather with.
+std::pair<Tensor, Tensor> TargetWeights(const Tensor& input, const Tensor& target,
+                                        const Tensor& weight, int64_t ignore_index) {
+  const Tensor valid = ne(target, Scalar(ignore_index));
+  const Tensor safe = where(valid, target, wrapped_number("nll_loss", Scalar(int64_t{0}), target));
+  Tensor w = valid.to(input.dtype());
+  if (weight.defined()) w = w * gather(weight, 0, safe.reshape({-1})).reshape(target.shape().vec());
+  return {w, safe};
+}
+
+Tensor ReduceWeighted(const Tensor& loss, const Tensor& w, Reduction r) {
+  if (r == Reduction::kMean) return loss.sum() / w.sum();
+  return Reduce(loss, r);
+}
+
+}  // namespace
+
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
+                const std::string& reduction, int64_t ignore_index) {
+  CheckClassTarget("nll_loss", input, target, weight);
+  const Reduction r = ReductionOf("nll_loss", reduction);
+  const int64_t cdim = ClassDim(input);
+  auto [w, safe] = TargetWeights(input, target, weight, ignore_index);
+  std::vector<int64_t> idx_shape = target.shape().vec();
+  idx_shape.insert(idx_shape.begin() + cdim, 1);
+  const Tensor picked = gather(input, cdim, safe.reshape(idx_shape)).reshape(target.shape().vec());
+  return ReduceWeighted(-(picked * w), w, r);
+}
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
+                     const std::string& reduction, int64_t ignore_index, double label_smoothing) {
+  functional::ImplOf("cross_entropy", input);
+  functional::ImplOf("cross_entropy", target);
+  const Reduction r = ReductionOf("cross_entropy", reduction);
+  if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0)) {
+    throw InvalidArgument("cross_entropy: label_smoothing must be between 0.0 and 1.0, got " +
+                          std::to_string(label_smoothing));
+  }
+  if (input.dim() == 0) {
+    throw InvalidArgument("cross_entropy: input must have a class dim, got a 0-dim tensor");
+  }
+  const int64_t cdim = ClassDim(input);
+  const int64_t classes = input.shape()[cdim];
+  if (!is_floating_point(input.dtype())) {
+    throw InvalidArgument("cross_entropy: input dtype " + to_string(input.dtype()) +
+                          " is not supported (a float dtype is)");
+  }
+  CheckWeight("cross_entropy", input, weight);
+  // The weight seen along the class dim, broadcast over the others.
+  Tensor weight_b;
+  if (weight.defined()) {
+    std::vector<int64_t> ws(static_cast<size_t>(input.dim()), 1);
+    ws[static_cast<size_t>(cdim)] = classes;
+    weight_b = weight.reshape(ws);
+  }
+  if (is_floating_point(target.dtype())) {
+    // Class probabilities, of the input's shape.
+    if (target.shape() != input.shape()) {
+      throw InvalidArgument(
+          "cross_entropy: a float target (class probabilities) must have the "
+          "input's shape " +
+          input.shape().str() + ", got " + target.shape().str());
+    }
+    const Tensor logp = log_softmax(input, cdim);
+    Tensor p = target;
+    if (label_smoothing > 0) p = p * (1.0 - label_smoothing) + label_smoothing / classes;
+    Tensor terms = p * logp;
+    if (weight_b.defined()) terms = terms * weight_b;
+    const Tensor loss = -terms.sum({cdim});
+    if (r == Reduction::kMean) return loss.sum() / static_cast<double>(loss.numel());
+    return Reduce(loss, r);
+  }
+  CheckClassTarget("cross_entropy", input, target, weight);
+  const Tensor logp = log_softmax(input, cdim);
+  if (label_smoothing == 0.0) return nll_loss(logp, target, weight, reduction, ignore_index);
+  auto [w, safe] = TargetWeights(input, target, weight, ignore_index);
+  std::vector<int64_t> idx_shape = target.shape().vec();
+  idx_shape.insert(idx_shape.begin() + cdim, 1);
+  const Tensor picked = gather(logp, cdim, safe.reshape(idx_shape)).reshape(target.shape().vec());
+  const Tensor nll = -(picked * w);
+  const Tensor valid = ne(target, Scalar(ignore_index)).to(input.dtype());
+  const Tensor smooth = -(weight_b.defined() ? logp * weight_b : logp).sum({cdim}) * valid;
+  const Tensor loss = nll * (1.0 - label_smoothing) + smooth * (label_smoothing / classes);
+  return ReduceWeighted(loss, w, r);
+}
+
+}  // namespace ofl
