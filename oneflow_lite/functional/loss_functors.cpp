@@ -3,7 +3,6 @@
 // probabilities), and the reduction argument every loss takes ("none", "mean", "sum", as
 // torch.nn.functional's).
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "oneflow_lite/error.h"
@@ -97,15 +96,31 @@ void CheckClassTarget(const char* op, const Tensor& x, const Tensor& target, con
   CheckWeight(op, x, weight);
 }
 
-// Each target's weight (1 without a weight), 0 where the target is ignore_index; and the targets
-// with ignore_index replaced by 0, safe to gather with.
-std::pair<Tensor, Tensor> TargetWeights(const Tensor& input, const Tensor& target,
-                                        const Tensor& weight, int64_t ignore_index) {
-  const Tensor valid = ne(target, Scalar(ignore_index));
-  const Tensor safe = where(valid, target, wrapped_number("nll_loss", Scalar(int64_t{0}), target));
-  Tensor w = valid.to(input.dtype());
-  if (weight.defined()) w = w * gather(weight, 0, safe.reshape({-1})).reshape(target.shape().vec());
-  return {w, safe};
+// What the class-index losses read of their targets: each target's weight `w` (the class weight,
+// 1 without a weight), 0 where the target is ignore_index; `valid`, that mask as 0/1 of the
+// input's dtype; the targets with ignore_index replaced by 0 (`safe`, to gather with).
+struct Targets {
+  Tensor w, valid, safe;
+};
+
+Targets TargetWeights(const char* op, const Tensor& input, const Tensor& target,
+                      const Tensor& weight, int64_t ignore_index) {
+  const Tensor is_valid = ne(target, Scalar(ignore_index));
+  Targets t;
+  t.safe = where(is_valid, target, wrapped_number(op, Scalar(int64_t{0}), target));
+  t.valid = is_valid.to(input.dtype());
+  t.w = t.valid;
+  if (weight.defined()) {
+    t.w = t.w * gather(weight, 0, t.safe.reshape({-1})).reshape(target.shape().vec());
+  }
+  return t;
+}
+
+// input[target] along the class dim, of the target's shape.
+Tensor PickClasses(const Tensor& input, int64_t cdim, const Tensor& safe) {
+  std::vector<int64_t> idx_shape = safe.shape().vec();
+  idx_shape.insert(idx_shape.begin() + cdim, 1);
+  return gather(input, cdim, safe.reshape(idx_shape)).reshape(safe.shape().vec());
 }
 
 Tensor ReduceWeighted(const Tensor& loss, const Tensor& w, Reduction r) {
@@ -120,11 +135,8 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
   CheckClassTarget("nll_loss", input, target, weight);
   const Reduction r = ReductionOf("nll_loss", reduction);
   const int64_t cdim = ClassDim(input);
-  auto [w, safe] = TargetWeights(input, target, weight, ignore_index);
-  std::vector<int64_t> idx_shape = target.shape().vec();
-  idx_shape.insert(idx_shape.begin() + cdim, 1);
-  const Tensor picked = gather(input, cdim, safe.reshape(idx_shape)).reshape(target.shape().vec());
-  return ReduceWeighted(-(picked * w), w, r);
+  const Targets t = TargetWeights("nll_loss", input, target, weight, ignore_index);
+  return ReduceWeighted(-(PickClasses(input, cdim, t.safe) * t.w), t.w, r);
 }
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
@@ -173,15 +185,11 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
   CheckClassTarget("cross_entropy", input, target, weight);
   const Tensor logp = log_softmax(input, cdim);
   if (label_smoothing == 0.0) return nll_loss(logp, target, weight, reduction, ignore_index);
-  auto [w, safe] = TargetWeights(input, target, weight, ignore_index);
-  std::vector<int64_t> idx_shape = target.shape().vec();
-  idx_shape.insert(idx_shape.begin() + cdim, 1);
-  const Tensor picked = gather(logp, cdim, safe.reshape(idx_shape)).reshape(target.shape().vec());
-  const Tensor nll = -(picked * w);
-  const Tensor valid = ne(target, Scalar(ignore_index)).to(input.dtype());
-  const Tensor smooth = -(weight_b.defined() ? logp * weight_b : logp).sum({cdim}) * valid;
+  const Targets t = TargetWeights("cross_entropy", input, target, weight, ignore_index);
+  const Tensor nll = -(PickClasses(logp, cdim, t.safe) * t.w);
+  const Tensor smooth = -(weight_b.defined() ? logp * weight_b : logp).sum({cdim}) * t.valid;
   const Tensor loss = nll * (1.0 - label_smoothing) + smooth * (label_smoothing / classes);
-  return ReduceWeighted(loss, w, r);
+  return ReduceWeighted(loss, t.w, r);
 }
 
 }  // namespace ofl

@@ -29,10 +29,9 @@ Tensor GemmReady(const Tensor& x) {
   return x.contiguous();
 }
 
-Tensor Product(const char* name, const Tensor& a, const Tensor& b) {
-  functional::ImplOf(name, a);
-  functional::ImplOf(name, b);
-  const ops::OpSchema& op = ops::BuiltinOp(name);
+Tensor Product(const ops::OpSchema& op, const Tensor& a, const Tensor& b) {
+  functional::ImplOf(op.name.c_str(), a);
+  functional::ImplOf(op.name.c_str(), b);
   return functional::Call(op, std::vector<Tensor>{GemmReady(a), GemmReady(b)}, Attrs(op.attrs))[0];
 }
 
@@ -42,8 +41,15 @@ std::vector<int64_t> Dims(const Shape& s, int64_t begin, int64_t end) {
 
 }  // namespace
 
-Tensor mm(const Tensor& x, const Tensor& mat2) { return Product("mm", x, mat2); }
-Tensor bmm(const Tensor& x, const Tensor& mat2) { return Product("bmm", x, mat2); }
+// The definitions, looked up once (as the generated functions keep theirs).
+Tensor mm(const Tensor& x, const Tensor& mat2) {
+  static const ops::OpSchema& op = ops::BuiltinOp("mm");
+  return Product(op, x, mat2);
+}
+Tensor bmm(const Tensor& x, const Tensor& mat2) {
+  static const ops::OpSchema& op = ops::BuiltinOp("bmm");
+  return Product(op, x, mat2);
+}
 
 Tensor matmul(const Tensor& x, const Tensor& other) {
   const Shape sa = functional::ImplOf("matmul", x).shape();

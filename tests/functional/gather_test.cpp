@@ -115,6 +115,18 @@ TEST(GatherTest, ErrorsNameTheOpAndTheValues) {
         scatter_add(x, 0, I64({0, 0}, Shape({1, 2})), F64({1}, Shape({1, 1})));
       },
       {"scatter_add: index (1,2) is larger than src (1,1) in dim 1"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        scatter_add(x.to(DType::kBool), 0, I64({0}, Shape({1, 1})), x.to(DType::kBool));
+      },
+      {"scatter_add: dtype bool is not supported (an integer or float dtype is)"});
+  // src's gradient is the gathered g, of the index's shape: a larger src has none to take.
+  Tensor src = F64({1, 2}, Shape({1, 2})).requires_grad_();
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        scatter_add(x, 0, I64({0}, Shape({1, 1})), src).sum().backward();
+      },
+      {"scatter_add: the gradient of src needs src's shape (1,2) to equal the index's (1,1)"});
 }
 
 }  // namespace

@@ -220,6 +220,22 @@ TEST(ClassLossTest, ErrorsNameTheOpAndTheValues) {
         index_select(x, 0, tensor<int64_t>({0}, Shape({1, 1}), TestDevice()));
       },
       {"index_select: index must have 1 dim (or none), got shape (1,1)"});
+  ExpectThrowWith<InvalidArgument>([&] { one_hot(t, -2); },
+                                   {"one_hot: num_classes must be -1 (inferred) or at least 0, "
+                                    "got -2"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] { one_hot(tensor<int64_t>({}, Shape({0}), TestDevice())); },
+      {"one_hot: cannot infer the number of classes of an empty tensor; give num_classes"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] { index_select(x, 0, tensor<int32_t>({0}, Shape({1}), TestDevice())); },
+      {"index_select: index dtype int32 is not int64"});
+  const Tensor scalar = F64({1}, Shape({}));
+  const Tensor scalar_target = tensor<int64_t>({0}, Shape({}), TestDevice());
+  ExpectThrowWith<InvalidArgument>([&] { cross_entropy(scalar, scalar_target); },
+                                   {"cross_entropy: input must have a class dim, got a 0-dim "
+                                    "tensor"});
+  ExpectThrowWith<InvalidArgument>([&] { nll_loss(scalar, scalar_target); },
+                                   {"nll_loss: input must have a class dim, got a 0-dim tensor"});
   // A class index out of range fails the loss's value, not the runtime (as gather's index).
   if (TestDevice().type() != DeviceType::kCUDA) {
     ExpectThrowWith<Error>(
