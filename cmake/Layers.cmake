@@ -18,7 +18,7 @@
 #
 # A new .cpp directly in oneflow_lite/ is core unless it is listed in OFL_API_TOP_SOURCES.
 
-set(OFL_API_TOP_SOURCES memory tensor trace)
+set(OFL_API_TOP_SOURCES memory nn optim tensor trace)
 set(_ofl_core_headers attrs device dtype error identifier placement scalar shape settings small_object
   memory_stats wait_hooks)
 set(_ofl_device_interface oneflow_lite/extension.h oneflow_lite/tensor.h)

@@ -242,10 +242,10 @@ void CheckCastArgs(const KernelContext& ctx) {
 
 const char* PointwiseOpName(PointwiseOp op) {
   static constexpr const char* kNames[kNumPointwiseOps] = {
-      "eq",          "ne",          "lt",          "le",          "gt",
-      "ge",          "logical_and", "logical_or",  "logical_xor", "logical_not",
-      "maximum",     "minimum",     "bitwise_and", "bitwise_or",  "bitwise_xor",
-      "bitwise_not", "clamp",       "clamp_min",   "clamp_max",   "where"};
+      "eq",          "ne",          "lt",          "le",          "gt",          "ge",
+      "logical_and", "logical_or",  "logical_xor", "logical_not", "maximum",     "minimum",
+      "pow",         "bitwise_and", "bitwise_or",  "bitwise_xor", "bitwise_not", "clamp",
+      "clamp_min",   "clamp_max",   "where"};
   const int i = static_cast<int>(op);
   return i >= 0 && i < kNumPointwiseOps ? kNames[i] : "pointwise";
 }
@@ -301,6 +301,9 @@ void CheckPointwiseArgs(PointwiseOp op, const KernelContext& ctx, PointwiseParam
   if (PointwiseIsBitwise(op) && is_floating_point(dtype)) {
     throw InvalidArgument(name + ": dtype " + to_string(dtype) +
                           " is not supported (an integer or bool dtype is)");
+  }
+  if (op == PointwiseOp::kPow && dtype == DType::kBool) {
+    throw InvalidArgument("pow: dtype bool is not supported (an integer or float dtype is)");
   }
   if (PointwiseIsClamp(op)) {
     if (dtype == DType::kBool) {

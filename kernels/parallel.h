@@ -2,6 +2,8 @@
 // where oneTBB's threads must not run our code (TSan: see cmake/Sanitizers.cmake, OFL_TSAN).
 #pragma once
 
+#include <cstdint>
+
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -16,6 +18,18 @@ void ParallelFor(const Range& range, const Body& body) {
 #else
   tbb::parallel_for(range, body);
 #endif
+}
+
+// body(begin, end) over [0, n): in one call on the calling thread when n <= serial_below, else
+// split over ParallelFor in chunks of at least `grain`.
+template <class Body>
+void ParallelRange(int64_t n, int64_t serial_below, int64_t grain, const Body& body) {
+  if (n <= serial_below) {
+    body(int64_t{0}, n);
+    return;
+  }
+  ParallelFor(tbb::blocked_range<int64_t>(0, n, grain),
+              [&](const tbb::blocked_range<int64_t>& r) { body(r.begin(), r.end()); });
 }
 
 }  // namespace ofl::kernels

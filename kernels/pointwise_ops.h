@@ -9,6 +9,7 @@
 // type as itself (so signed integers compare as signed, and bool as bool).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -32,6 +33,9 @@ enum class PointwiseOp : uint8_t {
   // (T, T) -> T, any T; a NaN operand gives NaN
   kMaximum,
   kMinimum,
+  // (T, T) -> T, integer or float T: a ** b (integers: exact, wrapping; a negative exponent gives
+  // 0 but for a base of 1 or -1, as PyTorch's)
+  kPow,
   // (T, T) -> T and (T) -> T, integer or bool T
   kBitwiseAnd,
   kBitwiseOr,
@@ -71,7 +75,7 @@ constexpr bool PointwiseIsClamp(PointwiseOp op) {
 template <PointwiseOp kOp, class T>
 constexpr bool PointwiseTakes() {
   if constexpr (PointwiseIsBitwise(kOp)) return std::is_integral_v<T>;  // bool included
-  if constexpr (PointwiseIsClamp(kOp)) return !std::is_same_v<T, bool>;
+  if constexpr (PointwiseIsClamp(kOp) || kOp == PointwiseOp::kPow) return !std::is_same_v<T, bool>;
   return true;
 }
 
@@ -112,6 +116,29 @@ OFL_HOST_DEVICE inline auto ApplyPointwise(V a, V b) {
       return a > b ? a : b;
     } else {
       return a < b ? a : b;
+    }
+  } else if constexpr (kOp == PointwiseOp::kPow) {
+    if constexpr (std::is_same_v<V, float>) {
+      return ::powf(a, b);
+    } else if constexpr (std::is_floating_point_v<V>) {
+      return ::pow(a, b);
+    } else {
+      // Integers: by squaring in 64 unsigned bits (wrapping to V's width as PyTorch's).
+      using W = std::conditional_t<std::is_signed_v<V>, int64_t, uint64_t>;
+      const W e = static_cast<W>(b);
+      if constexpr (std::is_signed_v<V>) {
+        if (e < 0) {
+          if (a == V(1)) return V(1);
+          if (a == V(-1)) return static_cast<V>((e & 1) ? -1 : 1);
+          return V(0);
+        }
+      }
+      uint64_t base = static_cast<uint64_t>(static_cast<W>(a)), r = 1;
+      for (uint64_t k = static_cast<uint64_t>(e); k != 0; k >>= 1) {
+        if (k & 1) r *= base;
+        base *= base;
+      }
+      return static_cast<V>(r);
     }
   } else if constexpr (kOp == PointwiseOp::kBitwiseAnd) {
     return static_cast<V>(a & b);

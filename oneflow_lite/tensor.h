@@ -70,6 +70,14 @@ class Tensor {
   std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
   // The largest (smallest) element of the whole tensor (amax over every dim).
   Tensor max() const;
+  // this ** exponent, elementwise (ofl::pow with a tensor exponent).
+  Tensor pow(const Tensor& exponent) const;
+  // torch's Tensor.split, split_with_sizes and chunk: narrowed views of this tensor along dim
+  // (ofl::split, ofl::split_with_sizes, ofl::chunk).
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(const std::vector<int64_t>& split_sizes,
+                                       int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   Tensor min() const;
   // ofl::gather(*this, dim, index), ofl::scatter_add(*this, dim, index, src) and
   // ofl::index_select(*this, dim, index) (functional.h).
@@ -88,6 +96,11 @@ class Tensor {
   // (Scalar::fits: 300 or NaN for uint8).
   Tensor& fill_(Scalar value);
   Tensor& zero_();
+  // Random fills from the generator of the tensor's device type (oneflow_lite/random.h): every
+  // element uniform in [from, to), or normal with `mean` and standard deviation `std`; a float
+  // dtype (InvalidArgument otherwise, and for to < from or std < 0).
+  Tensor& uniform_(double from = 0.0, double to = 1.0);
+  Tensor& normal_(double mean = 0.0, double std = 1.0);
   // Arithmetic: other broadcasts to this shape, with the same dtype and device; a number takes
   // this dtype (InvalidArgument where it cannot hold it, and for a floating-point number with an
   // integer tensor, whose result would be floating). InvalidArgument for a bool tensor, and for

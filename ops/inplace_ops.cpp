@@ -9,6 +9,7 @@
 
 #include "ops/grad_util.h"
 #include "ops/op_schema.h"
+#include "ops/write_op.h"
 
 namespace ofl::ops {
 namespace {
@@ -75,18 +76,7 @@ OpSchema MakeCopyInplace() {
 // fill_ and zero_: attribute value (scalar), checked by the caller against the tensor's dtype;
 // the "fill" kernel (extension.h) writes it.
 OpSchema Fill(const char* name) {
-  OpSchema op;
-  op.name = name;
-  op.num_inputs = 1;
-  op.attrs = {{"value", AttrType::kScalar}};
-  op.form = InPlaceForm{/*kernel=*/"fill", /*reads_target=*/false, /*node_op=*/""};
-  op.infer = [](const std::vector<TensorMeta>& in, const Attrs&) {
-    return std::vector<TensorMeta>{in[0]};
-  };
-  op.backward = [](const GradContext&, const std::vector<Tensor>&) {
-    return std::vector<Tensor>(1);
-  };
-  return op;
+  return MakeWriteOp(name, "fill", {{"value", AttrType::kScalar}});
 }
 
 OpSchema MakeFillInplace() { return Fill("fill_"); }

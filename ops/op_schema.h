@@ -161,6 +161,8 @@ struct OpSchema {
       -1;  // the registration's index (RegisterOp): where the call stages keep this op's kernels
   int num_inputs = 1;
   int num_outputs = 1;
+  // Any number of inputs from 1 to 64 (num_inputs unused): cat.
+  bool variadic_inputs = false;
   // The op's attributes by name and type; a call's Attrs are made for these declarations
   // (Attrs(op.attrs, values...)). RegisterOp names them after the op.
   AttrSchema attrs;

@@ -81,6 +81,31 @@ ROWS = [
         "start wrap).",
     ),
     dict(
+        sig="flatten(Tensor x, int start_dim=0, int end_dim=-1)",
+        op="reshape",
+        method=True,
+        python="both",
+        body="manual",
+        doc="x with dims start_dim .. end_dim merged into one (a 0-dim x becomes 1-dim), as\n"
+        "torch.flatten: a view where x's strides allow one, else a copy.",
+    ),
+    dict(
+        sig="squeeze(Tensor x, int? dim=None)",
+        op="reshape",
+        method=True,
+        python="both",
+        body="manual",
+        doc="x without its dims of size 1 (dim: only that one, when its size is 1), a view.",
+    ),
+    dict(
+        sig="unsqueeze(Tensor x, int dim)",
+        op="reshape",
+        method=True,
+        python="both",
+        body="manual",
+        doc="x with a new dim of size 1 at dim (-(ndim + 1) .. ndim), a view.",
+    ),
+    dict(
         sig="contiguous(Tensor x)",
         method=True,
         python="method",
@@ -144,8 +169,8 @@ ROWS = [
         sig="pow(Tensor x, double exponent)",
         op="pow_scalar",
         method=True,
-        python="both",
-        doc="x ** exponent elementwise, in a float dtype (an integer x is cast to float32).",
+        doc="x ** exponent elementwise, in a float dtype (an integer x is cast to float32). (Python:\n"
+        "ofl.pow and Tensor.pow take a number or a tensor exponent, and a number base.)",
     ),
     dict(sig="eq(Tensor input, Tensor other)", method=True, python="both",
          doc="input == other elementwise, with broadcasting, compared in the promoted type: a bool tensor\n"

@@ -21,6 +21,10 @@ DType OutputDType(const char* name, PointwiseDTypes dtypes, DType dtype) {
     throw InvalidArgument(std::string(name) + ": dtype " + to_string(dtype) +
                           " is not supported (an integer or bool dtype is)");
   }
+  if (dtypes == PointwiseDTypes::kNumeric && dtype == DType::kBool) {
+    throw InvalidArgument(std::string(name) +
+                          ": dtype bool is not supported (an integer or float dtype is)");
+  }
   return dtypes == PointwiseDTypes::kToBool ? DType::kBool : dtype;
 }
 

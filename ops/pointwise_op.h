@@ -14,6 +14,7 @@ enum class PointwiseDTypes : uint8_t {
   kToBool,   // any dtype in, bool out (comparisons, logical ops): no gradient
   kSame,     // any dtype, the output of the inputs' dtype (maximum, minimum)
   kBitwise,  // integer or bool dtypes, the output of the inputs' dtype: no gradient
+  kNumeric,  // integer or float dtypes, the output of the inputs' dtype (pow)
 };
 
 // A two-input op `name` (`dtypes` as above); the backward reads the inputs of `save_inputs`.

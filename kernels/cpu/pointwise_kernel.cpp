@@ -105,6 +105,7 @@ OFL_POINTWISE_KERNEL("logical_xor", LogicalXor);
 OFL_POINTWISE_KERNEL("logical_not", LogicalNot);
 OFL_POINTWISE_KERNEL("maximum", Maximum);
 OFL_POINTWISE_KERNEL("minimum", Minimum);
+OFL_POINTWISE_KERNEL("pow", Pow);
 OFL_POINTWISE_KERNEL("bitwise_and", BitwiseAnd);
 OFL_POINTWISE_KERNEL("bitwise_or", BitwiseOr);
 OFL_POINTWISE_KERNEL("bitwise_xor", BitwiseXor);

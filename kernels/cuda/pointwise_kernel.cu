@@ -103,6 +103,7 @@ OFL_CUDA_POINTWISE_KERNEL("logical_xor", LogicalXor);
 OFL_CUDA_POINTWISE_KERNEL("logical_not", LogicalNot);
 OFL_CUDA_POINTWISE_KERNEL("maximum", Maximum);
 OFL_CUDA_POINTWISE_KERNEL("minimum", Minimum);
+OFL_CUDA_POINTWISE_KERNEL("pow", Pow);
 OFL_CUDA_POINTWISE_KERNEL("bitwise_and", BitwiseAnd);
 OFL_CUDA_POINTWISE_KERNEL("bitwise_or", BitwiseOr);
 OFL_CUDA_POINTWISE_KERNEL("bitwise_xor", BitwiseXor);

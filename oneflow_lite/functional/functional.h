@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -107,6 +108,12 @@ Tensor lt(const Tensor& a, Scalar b);
 Tensor le(const Tensor& a, Scalar b);
 Tensor gt(const Tensor& a, Scalar b);
 Tensor ge(const Tensor& a, Scalar b);
+// torch.pow with a tensor exponent: x ** exponent elementwise, broadcast, in their promoted type
+// (integer powers exact: 2 ** 10 of int32 tensors is 1024; a negative integer exponent gives 0
+// but for a base of 1 or -1); bool refused. A number base is a wrapped number (2 ** int tensor
+// stays an integer, 2.5 ** it is float32). Gradients to both.
+Tensor pow(const Tensor& x, const Tensor& exponent);
+Tensor pow(Scalar self, const Tensor& exponent);
 // max/min along a dim, (values, indices), and of the whole tensor; as the Tensor methods.
 std::tuple<Tensor, Tensor> max(const Tensor& x, int64_t dim, bool keepdim = false);
 std::tuple<Tensor, Tensor> min(const Tensor& x, int64_t dim, bool keepdim = false);
@@ -123,6 +130,47 @@ Tensor zeros(const Shape& shape, DType dtype = DType::kFloat32,
              const Device& device = Device(DeviceType::kCPU, 0));
 Tensor ones(const Shape& shape, DType dtype = DType::kFloat32,
             const Device& device = Device(DeviceType::kCPU, 0));
+
+// torch.arange: start, start + step, ... up to end (excluded): ceil((end - start) / step) values.
+// dtype unset: int64 when start, end and step are all integers, else float32. An integer dtype
+// computes in int64 (a float start or step truncated first, as PyTorch's), a floating one in
+// double, the same bits on every device. InvalidArgument for a step of 0, a range against the
+// step's sign, a non-finite bound, bool.
+Tensor arange(Scalar end, std::optional<DType> dtype = std::nullopt,
+              const Device& device = Device(DeviceType::kCPU, 0));
+Tensor arange(Scalar start, Scalar end, Scalar step = 1, std::optional<DType> dtype = std::nullopt,
+              const Device& device = Device(DeviceType::kCPU, 0));
+// torch.linspace: `steps` values from start to end evenly (float32 unless told another dtype),
+// computed in double, the first half from start and the second from end (as PyTorch's), so both
+// ends are exact. InvalidArgument for steps < 0, bool.
+Tensor linspace(Scalar start, Scalar end, int64_t steps, std::optional<DType> dtype = std::nullopt,
+                const Device& device = Device(DeviceType::kCPU, 0));
+// x's shape, x's dtype and device unless told others: uninitialised, zeros, ones, value (which
+// the dtype must hold, as full's).
+Tensor empty_like(const Tensor& x, std::optional<DType> dtype = std::nullopt,
+                  std::optional<Device> device = std::nullopt);
+Tensor zeros_like(const Tensor& x, std::optional<DType> dtype = std::nullopt,
+                  std::optional<Device> device = std::nullopt);
+Tensor ones_like(const Tensor& x, std::optional<DType> dtype = std::nullopt,
+                 std::optional<Device> device = std::nullopt);
+Tensor full_like(const Tensor& x, Scalar value, std::optional<DType> dtype = std::nullopt,
+                 std::optional<Device> device = std::nullopt);
+
+// torch.cat: the tensors joined along dim, in the result type of their dtypes (cat of int32 and
+// float32 is float32), on one device. Every tensor has the same number of dims and sizes but
+// along dim; a 1-dim tensor of size 0 is skipped (PyTorch's legacy rule); any number of tensors.
+// Gradient: each tensor's slice of g.
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+// torch.stack: tensors of one shape joined along a new dim (-(ndim + 1) .. ndim).
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+// torch.split: views of x along dim, each split_size long but the last (the rest).
+std::vector<Tensor> split(const Tensor& x, int64_t split_size, int64_t dim = 0);
+// torch.split with a list of sizes (they add up to x.size(dim)).
+std::vector<Tensor> split_with_sizes(const Tensor& x, const std::vector<int64_t>& split_sizes,
+                                     int64_t dim = 0);
+// torch.chunk: at most `chunks` views of ceil(size / chunks) along dim (fewer when they run out;
+// `chunks` empty ones for a dim of size 0).
+std::vector<Tensor> chunk(const Tensor& x, int64_t chunks, int64_t dim = 0);
 
 // Waits for all issued work; re-throws the first error raised inside the VM not yet reported.
 void sync();

@@ -13,6 +13,10 @@ namespace ofl::functional {
 // A contiguous tensor with a fresh storage on `device` (no memory yet: the writing instruction
 // allocates it in Prepare). The caller has validated the shape.
 Tensor NewTensor(const Shape& shape, DType dtype, const Device& device);
+// A new tensor, every element `value` (the fill_ op): full, zeros, ones and the *_like functions;
+// InvalidArgument naming `op` for a bad dtype or shape, or a value the dtype cannot hold.
+Tensor Full(const char* op, const Shape& shape, const Scalar& value, DType dtype,
+            const Device& device);
 // A view of x's storage.
 Tensor MakeView(const Tensor& x, const Shape& shape, Strides stride, int64_t offset);
 // x's implementation; InvalidArgument for an undefined tensor, and for a global one (the call is

@@ -13,6 +13,7 @@
 namespace ofl {
 
 using functional::Call;
+using functional::Full;
 using functional::ImplOf;
 using functional::NewTensor;
 
@@ -33,16 +34,6 @@ void CheckFits(const char* op, const Scalar& value, DType dtype) {
     return op;                                             \
   }())
 
-// full, zeros and ones: a fill_ of a new tensor; `op` names the call in errors.
-Tensor Full(const char* op, const Shape& shape, const Scalar& value, DType dtype,
-            const Device& device) {
-  ops::CheckDType(op, dtype);
-  ops::CheckShape(op, "shape", shape, element_size(dtype));
-  CheckFits(op, value, dtype);
-  const ops::OpSchema& fill = OFL_BUILTIN("fill_");
-  return Call(fill, NewTensor(shape, dtype, device), Attrs(fill.attrs, value));
-}
-
 // The number operand of an in-place arithmetic op: PyTorch refuses a floating-point number with
 // an integer tensor (the result would be floating), even 2.0.
 Tensor InplaceScalar(const char* op, const Tensor& self, const Scalar& value) {
@@ -57,6 +48,15 @@ Tensor InplaceScalar(const char* op, const Tensor& self, const Scalar& value) {
 }
 
 }  // namespace
+
+Tensor functional::Full(const char* op, const Shape& shape, const Scalar& value, DType dtype,
+                        const Device& device) {
+  ops::CheckDType(op, dtype);
+  ops::CheckShape(op, "shape", shape, element_size(dtype));
+  CheckFits(op, value, dtype);
+  const ops::OpSchema& fill = OFL_BUILTIN("fill_");
+  return Call(fill, NewTensor(shape, dtype, device), Attrs(fill.attrs, value));
+}
 
 Tensor add(const Tensor& a, Scalar b) { return add(a, wrapped_number("add", b, a)); }
 Tensor sub(const Tensor& a, Scalar b) { return sub(a, wrapped_number("sub", b, a)); }

@@ -116,7 +116,12 @@ bool AnyGlobal(const std::vector<Tensor>& inputs) {
 
 std::vector<Tensor> Call(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
                          const Attrs& attrs) {
-  if (static_cast<int>(inputs.size()) != op.num_inputs) {
+  if (op.variadic_inputs) {
+    if (inputs.size() > 64) {
+      throw InvalidArgument(op.name + ": takes at most 64 inputs, got " +
+                            std::to_string(inputs.size()));
+    }
+  } else if (static_cast<int>(inputs.size()) != op.num_inputs) {
     throw InvalidArgument(op.name + ": expects " + std::to_string(op.num_inputs) + " input" +
                           (op.num_inputs == 1 ? "" : "s") + ", got " +
                           std::to_string(inputs.size()));

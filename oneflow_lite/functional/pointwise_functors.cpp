@@ -34,6 +34,15 @@ Tensor clamp(const Tensor& x, Scalar min, Scalar max) { return Clamp("clamp", x,
 Tensor clamp_min(const Tensor& x, Scalar min) { return Clamp("clamp_min", x, min); }
 Tensor clamp_max(const Tensor& x, Scalar max) { return Clamp("clamp_max", x, max); }
 
+Tensor pow(const Tensor& x, const Tensor& exponent) {
+  static const ops::OpSchema& op = ops::BuiltinOp("pow");
+  return functional::Call(op, {x, exponent}, {})[0];
+}
+Tensor pow(Scalar self, const Tensor& exponent) {
+  return pow(wrapped_number("pow", self, exponent), exponent);
+}
+Tensor Tensor::pow(const Tensor& exponent) const { return ofl::pow(*this, exponent); }
+
 Tensor eq(const Tensor& a, Scalar b) { return eq(a, wrapped_number("eq", b, a)); }
 Tensor ne(const Tensor& a, Scalar b) { return ne(a, wrapped_number("ne", b, a)); }
 Tensor lt(const Tensor& a, Scalar b) { return lt(a, wrapped_number("lt", b, a)); }

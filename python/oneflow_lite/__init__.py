@@ -41,6 +41,29 @@ from ._C import (
     one_hot,
     nll_loss,
     cross_entropy,
+    cat,
+    concat,
+    stack,
+    split,
+    chunk,
+    arange,
+    linspace,
+    empty_like,
+    zeros_like,
+    ones_like,
+    full_like,
+    manual_seed,
+    initial_seed,
+    get_rng_state,
+    set_rng_state,
+    rand,
+    randn,
+    randint,
+    randperm,
+    rand_like,
+    randn_like,
+    bernoulli,
+    dropout,
     sync,
     shutdown,
     memory_stats,
@@ -65,10 +88,12 @@ from ._functions import (
 # The op table's module functions (ops/op_table.py): expand, repeat, reshape, permute, narrow,
 # sum, ...
 globals().update({_name: getattr(_C, _name) for _name in _C._op_functions})
-from ._functions import clamp, clip, max, min, linear  # over the table's functions
+from ._functions import clamp, clip, max, min, linear, pow  # over the table's functions
 from ._tensor import return_types
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import autograd, sbp, trace
+from . import nn, optim
+from ._serialization import save, load
 
 
 def is_tensor(obj):

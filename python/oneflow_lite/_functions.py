@@ -1,4 +1,4 @@
-"""The module functions written in Python: add, sub, mul and div (a tensor or a number as either
+"""The module functions written in Python: pow, add, sub, mul and div (a tensor or a number as either
 operand, through the operators), clamp/clip (optional bounds), max/min (whole, along a dim, or
 pairwise), linear and memory_snapshot. The op table's functions (ofl.expand, ofl.sum, ...) are generated
 (ops/op_table.py)."""
@@ -28,6 +28,17 @@ def mul(input, other):
 
 def div(input, other):
     return _operand(input, "div") / other
+
+
+def pow(input, exponent):
+    """input ** exponent, as torch.pow: a tensor and a number or tensor exponent, or a number and a
+    tensor exponent."""
+    if not isinstance(input, _C.Tensor) and not isinstance(exponent, _C.Tensor):
+        raise TypeError(
+            f"pow(): expected a Tensor as input or exponent, got {type(input).__name__} and "
+            f"{type(exponent).__name__}"
+        )
+    return input ** exponent
 
 
 def clamp(input, min=None, max=None):

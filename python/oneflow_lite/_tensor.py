@@ -3,6 +3,7 @@ conversions, printing, indexing and assignment, numpy's operators, copy and pick
 
 import builtins
 import collections
+import numbers
 import operator
 
 import numpy as np
@@ -414,6 +415,32 @@ def index_select(self, dim, index):
 Tensor.gather = gather
 Tensor.scatter_add = scatter_add
 Tensor.index_select = index_select
+
+
+def split(self, split_size_or_sections, dim=0):
+    """torch's Tensor.split: views of self along dim (ofl.split)."""
+    return _C.split(self, split_size_or_sections, dim)
+
+
+def chunk(self, chunks, dim=0):
+    """torch's Tensor.chunk: at most `chunks` views of self along dim (ofl.chunk)."""
+    return _C.chunk(self, chunks, dim)
+
+
+def pow(self, exponent):
+    """self ** exponent: a number exponent (pow_scalar, a float result) or a tensor one (promoted
+    dtypes, broadcast)."""
+    if isinstance(exponent, bool) or not isinstance(exponent, (Tensor, numbers.Real)):
+        raise TypeError(
+            "pow(): argument 'exponent' must be a number or a Tensor, not "
+            f"{type(exponent).__name__}"
+        )
+    return self ** exponent
+
+
+Tensor.split = split
+Tensor.chunk = chunk
+Tensor.pow = pow
 
 
 _clamp_both = Tensor.clamp  # the op table's clamp(min, max): both bounds numbers

@@ -121,6 +121,8 @@ inline Tensor& TensorOf(nb::handle h) { return reinterpret_cast<TensorObject*>(h
 // A new Python tensor object holding t (a new reference; throws nb::python_error if Python cannot
 // allocate it).
 PyObject* NewTensorObject(Tensor t);
+// An object of `cls`, a Python subclass of Tensor (nn.Parameter), holding t (tensor_object.cpp).
+PyObject* NewSubclassObject(nb::handle cls, Tensor t);
 // The one Python object of a tensor the runtime keeps and hands out again (a gradient, PyTorch's
 // `t.grad is t.grad`): the object published for t's TensorImpl while it lives, else a new one,
 // published. Also publishes an object the program gives the runtime to keep (`p.grad = g` makes
@@ -175,6 +177,10 @@ void BindBenchCalls(nb::module_& m);  // bench_calls.cpp: for tools/bench/python
 // Tensor.detach and backward and ofl.empty/zeros/ones as vectorcall functions (fastcall.cpp);
 // after BindTensor and BindFunctions.
 void BindFastCalls(nb::module_& m, nb::handle tensor_type);
+// shape_calls.cpp: cat, stack, split, chunk, arange, linspace, the *_like factories.
+void BindShapeCalls(nb::module_& m);
+// random_calls.cpp: the generators, the random factories, dropout, uniform_/normal_/bernoulli.
+void BindRandomCalls(nb::module_& m, nb::handle tensor_type);
 // The op table's methods and functions (generated/python_ops.cpp, from ops/op_table.py).
 void BindOpTable(nb::module_& m, nb::handle tensor_type);
 

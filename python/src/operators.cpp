@@ -201,19 +201,30 @@ PyObject* Absolute(PyObject* a) {
   }
 }
 
-// t ** number (pow with a number exponent); NotImplemented for anything else (a number ** t, a
-// tensor exponent, the three-argument form), so Python raises its own TypeError.
+// t ** number (pow_scalar), t ** tensor and number ** t (pow with a tensor exponent; the number a
+// wrapped number); NotImplemented for anything else (a bool exponent, the three-argument form), so
+// Python raises its own TypeError.
 PyObject* Power(PyObject* a, PyObject* b, PyObject* mod) {
   try {
-    double exponent = 0;
-    if (!IsTensor(a) || mod != Py_None || PyBool_Check(b) || !NumberAsDouble(b, &exponent)) {
-      Py_RETURN_NOTIMPLEMENTED;
-    }
-    const Tensor& t = TensorOf(a);
+    if (mod != Py_None || PyBool_Check(b) || PyBool_Check(a)) Py_RETURN_NOTIMPLEMENTED;
     Tensor out;
-    {
+    double exponent = 0;
+    Scalar base;
+    if (IsTensor(a) && IsTensor(b)) {
+      const Tensor& t = TensorOf(a);
+      const Tensor& e = TensorOf(b);
+      ReleaseIfGlobal r(t, e);
+      out = ofl::pow(t, e);
+    } else if (IsTensor(a) && NumberAsDouble(b, &exponent)) {
+      const Tensor& t = TensorOf(a);
       ReleaseIfGlobal r(t);
       out = ofl::pow(t, exponent);
+    } else if (IsTensor(b) && NumberAsScalar(a, "pow", "self", &base)) {
+      const Tensor& e = TensorOf(b);
+      ReleaseIfGlobal r(e);
+      out = ofl::pow(base, e);
+    } else {
+      Py_RETURN_NOTIMPLEMENTED;
     }
     return NewTensorObject(std::move(out));
   } catch (...) {

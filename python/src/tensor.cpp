@@ -433,6 +433,10 @@ void BindTensor(nb::module_& m) {
   BindMethodTable(m, type, kMethods, kNoFunctions);
   BindProperties(type, kProperties);
   m.def("_host_buffer_cache_bytes", &HostBufferCacheBytes);
+  // nn.Parameter's constructor: t's tensor (the same storage and autograd state) as an object of
+  // the subclass cls.
+  m.def("_make_subclass",
+        [](nb::handle cls, const Tensor& t) { return nb::steal(NewSubclassObject(cls, t)); });
 }
 
 }  // namespace ofl::python

@@ -72,6 +72,20 @@ PyObject* NewTensorObject(Tensor t) {
   return reinterpret_cast<PyObject*>(obj);
 }
 
+PyObject* NewSubclassObject(nb::handle cls, Tensor t) {
+  if (!PyType_Check(cls.ptr()) ||
+      !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(cls.ptr()), tensor_type)) {
+    throw nb::type_error("_make_subclass(): argument 'cls' must be a subclass of Tensor");
+  }
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  PyObject* obj = type->tp_alloc(type, 0);  // holds a reference to the (heap) type
+  if (obj == nullptr) throw nb::python_error();
+  auto* tobj = reinterpret_cast<TensorObject*>(obj);
+  new (&tobj->value) Tensor(std::move(t));
+  tobj->published = false;
+  return obj;
+}
+
 PyObject* PublishedTensorObject(nb::handle object_or_null, const Tensor& t) {
   const TensorImpl* key = t.impl().get();
   auto& published = Published();

@@ -325,6 +325,8 @@ NB_MODULE(_C, m) {
   BindDlpack(m);
   BindBenchCalls(m);
   BindFastCalls(m, m.attr("Tensor"));
+  BindShapeCalls(m);
+  BindRandomCalls(m, m.attr("Tensor"));
   BindOpTable(m, m.attr("Tensor"));
   BindHostReads(m, m.attr("Tensor"));
 }

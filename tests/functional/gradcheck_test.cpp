@@ -400,6 +400,43 @@ TEST(GradCheckTest, GatherAndScatterAdd) {
       4);
 }
 
+TEST(GradCheckTest, ShapeOps) {
+  CheckGradients(
+      "cat along 1 of a permuted, a narrowed and a legacy empty input",
+      [](auto& x) {
+        return ofl::cat({x[0].permute({1, 0}), x[1].narrow(1, 1, 2), x[2]}, 1);
+      },
+      {{3, 2}, {2, 4}, {0}}, 1);
+  CheckGradients(
+      "cat along -1 of a 0-size input",
+      [](auto& x) {
+        return ofl::cat({x[0], x[1]}, -1);
+      },
+      {{2, 0}, {2, 3}}, 2);
+  CheckGradients(
+      "stack along 1",
+      [](auto& x) {
+        return ofl::stack({x[0], x[1], x[0]}, 1);
+      },
+      {{2, 3}, {2, 3}}, 3);
+  CheckGradients(
+      "split and chunk",
+      [](auto& x) {
+        const std::vector<Tensor> a = ofl::split(x[0], 2, 1);
+        const std::vector<Tensor> b = x[0].chunk(2, 0);
+        return a[0] * a[1].narrow(1, 0, 2) + b[1].sum({0}, true).narrow(1, 0, 2) * a[2].sum();
+      },
+      {{4, 5}}, 4);
+  CheckGradients(
+      "flatten, squeeze and unsqueeze",
+      [](auto& x) {
+        return ofl::flatten(x[0].permute({2, 0, 1}), 1).unsqueeze(0) * x[1].squeeze().unsqueeze(-1);
+      },
+      {{2, 1, 3}, {1, 3, 1}}, 5);
+  CheckGradients(
+      "flatten of a 0-dim tensor", [](auto& x) { return ofl::flatten(x[0]) * 2.0; }, {{}}, 6);
+}
+
 TEST(GradCheckTest, RandomProgramsGiveTheSameBitsOnCpuAndSim) {
   for (uint64_t seed = 0; seed < 40; ++seed) {
     auto run = [seed](const Device& d) {

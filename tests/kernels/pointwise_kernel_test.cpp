@@ -364,6 +364,84 @@ TEST(PointwiseKernelTest, TwoInputOpsOnEveryDTypeAndRandomLayouts) {
   }
 }
 
+// a ** b of integers by repeated squaring, written apart from the kernel's loop: mod 2^64, then
+// wrapped to the dtype; a negative exponent gives 0 but for a base of 1 or -1 (PyTorch's rule).
+Value IntPowReference(DType dtype, const Value& a, const Value& b) {
+  if (b.i < 0 && dtype != DType::kUInt8) {
+    if (a.i == 1) return Int(1, dtype);
+    if (a.i == -1) return Int(b.i % 2 == 0 ? 1 : -1, dtype);
+    return Int(0, dtype);
+  }
+  uint64_t result = 1;
+  uint64_t base = static_cast<uint64_t>(a.i);
+  for (uint64_t e = static_cast<uint64_t>(b.i); e > 0; e /= 2) {
+    if (e % 2 == 1) result = result * base;
+    base = base * base;
+  }
+  return Int(static_cast<int64_t>(result), dtype);
+}
+
+TEST(PointwiseKernelTest, PowOfIntegersIsExactOnRandomLayouts) {
+  std::mt19937_64 rng(31);
+  for (DType dtype : kIntegers) {
+    const Reference ref = [dtype](const std::vector<Value>& v) {
+      return IntPowReference(dtype, v[0], v[1]);
+    };
+    for (int iter = 0; iter < 12; ++iter) {
+      const std::vector<int64_t> shape = RandomShape(rng, static_cast<int>(rng() % 5));
+      const View out_view = RandomOutputView(rng, shape);
+      Operand a = RandomOperand(rng, dtype, RandomView(rng, shape, true));
+      Operand b = RandomOperand(rng, dtype, RandomView(rng, shape, true));
+      RunAndCheck(rng, "pow", Attrs(), {a, b}, dtype, out_view, kNoAlias, ref);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(PointwiseKernelTest, PowOfFloatsAtExactPoints) {
+  // Points where every correctly rounded pow is exact, in every float dtype.
+  const std::vector<double> base = {2, 4, 16, -2, 0, 0, 1, kNaN, 3, -8};
+  const std::vector<double> expo = {3, 0.5, -0.5, 3, -1, 0, kNaN, 0, 1, 1.0 / 3};
+  const std::vector<double> want = {8, 2, 0.25, -8, kInf, 1, 1, 1, 3, kNaN};
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    SCOPED_TRACE(to_string(dtype));
+    const std::vector<int64_t> shape = {static_cast<int64_t>(base.size())};
+    std::mt19937_64 rng(3);
+    Operand a{dtype, ContiguousView(shape), {}};
+    Operand b{dtype, ContiguousView(shape), {}};
+    a.buffer = RandomBuffer(rng, a.view.storage, element_size(dtype));
+    b.buffer = RandomBuffer(rng, b.view.storage, element_size(dtype));
+    for (size_t i = 0; i < base.size(); ++i) {
+      if (dtype == DType::kFloat32) {
+        const float x = static_cast<float>(base[i]), y = static_cast<float>(expo[i]);
+        std::memcpy(a.buffer.data() + i * 4, &x, 4);
+        std::memcpy(b.buffer.data() + i * 4, &y, 4);
+      } else {
+        std::memcpy(a.buffer.data() + i * 8, &base[i], 8);
+        std::memcpy(b.buffer.data() + i * 8, &expo[i], 8);
+      }
+    }
+    const Reference ref = [&, dtype](const std::vector<Value>& v) {
+      for (size_t i = 0; i < base.size(); ++i) {
+        const bool same_base =
+            std::isnan(base[i])
+                ? v[0].nan()
+                : v[0].f == (dtype == DType::kFloat32 ? double(float(base[i])) : base[i]);
+        const bool same_exp =
+            std::isnan(expo[i])
+                ? v[1].nan()
+                : v[1].f == (dtype == DType::kFloat32 ? double(float(expo[i])) : expo[i]);
+        if (same_base && same_exp) {
+          return Float(dtype == DType::kFloat32 ? double(float(want[i])) : want[i]);
+        }
+      }
+      ADD_FAILURE() << "no point for " << v[0].str() << " ** " << v[1].str();
+      return Float(0);
+    };
+    RunAndCheck(rng, "pow", Attrs(), {a, b}, dtype, ContiguousView(shape), kNoAlias, ref);
+  }
+}
+
 // A comparison with NaN is false but for ne; maximum and minimum with a NaN operand give NaN; the
 // logical ops take NaN for true.
 TEST(PointwiseKernelTest, NaNComparesUnorderedCountsAsTrueAndPropagatesThroughMaximumMinimum) {
