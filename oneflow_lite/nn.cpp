@@ -197,9 +197,10 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
     }
     copies.emplace_back(slots[i], it->second);
   }
-  for (const auto& [key, value] : state) {
+  for (const auto& entry : state) {
+    const std::string& key = entry.first;
     const bool known =
-        std::any_of(own.begin(), own.end(), [&](const auto& kv) { return kv.first == key; });
+        std::any_of(own.begin(), own.end(), [&key](const auto& kv) { return kv.first == key; });
     if (!known) unexpected += (unexpected.empty() ? "\"" : ", \"") + key + "\"";
   }
   std::string errors;

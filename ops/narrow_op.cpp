@@ -1,6 +1,6 @@
 // narrow(x, dim, start, length): attributes dim, start, length (ints; negative dim and start wrap).
-// A view (ops/array_ops.h InferNarrow). Local tensors only. Gradient: zeros of x's shape with the
-// narrowed slice filled from g.
+// A view (ops/array_ops.h InferNarrow). Local tensors only. Gradient: g between zeros along dim
+// (a cat, so that a second derivative flows through it).
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +9,7 @@
 #include "oneflow_lite/functional/functional.h"
 #include "ops/array_ops.h"
 #include "ops/op_schema.h"
+#include "ops/reduce_dims.h"
 
 namespace ofl::ops {
 namespace {
@@ -22,12 +23,20 @@ OpSchema MakeNarrowOp() {
         shape, stride, attrs.get_int("dim"), attrs.get_int("start"), attrs.get_int("length")));
   };
   op.form = std::move(view);
+  // g between zeros along dim: a cat (itself differentiable, so a backward recorded with
+  // create_graph keeps g's history; a copy_ into a view of zeros would not).
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     const ArgInfo& x = ctx.input_info[0];
-    Tensor dx = zeros(x.shape, x.dtype, x.device);
-    dx.narrow(ctx.attrs.get_int("dim"), ctx.attrs.get_int("start"), ctx.attrs.get_int("length"))
-        .copy_(g[0]);
-    return std::vector<Tensor>{dx};
+    const int d = WrapDim("narrow", ctx.attrs.get_int("dim"), x.shape.ndim());
+    int64_t start = ctx.attrs.get_int("start");
+    const int64_t length = ctx.attrs.get_int("length");
+    if (start < 0) start += x.shape[d];
+    std::vector<int64_t> before = x.shape.vec(), after = x.shape.vec();
+    before[static_cast<size_t>(d)] = start;
+    after[static_cast<size_t>(d)] = x.shape[d] - start - length;
+    return std::vector<Tensor>{cat({zeros(Shape(before), g[0].dtype(), x.device), g[0],
+                                    zeros(Shape(after), g[0].dtype(), x.device)},
+                                   d)};
   };
   return op;
 }

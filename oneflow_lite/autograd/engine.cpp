@@ -17,6 +17,7 @@
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
 #include "oneflow_lite/functional/op_call.h"
+#include "oneflow_lite/small_object.h"
 #include "vm/instructions_builder.h"
 
 namespace ofl::autograd {
@@ -27,9 +28,44 @@ std::string Describe(const Shape& shape, DType dtype) {
   return "shape " + shape.str() + " dtype " + to_string(dtype);
 }
 
+// Sets the calling thread's grad mode for a scope, restoring the mode it found.
+class GradModeScope {
+ public:
+  explicit GradModeScope(bool enabled) : prev_(is_grad_enabled()) { set_grad_enabled(enabled); }
+  ~GradModeScope() { set_grad_enabled(prev_); }
+  GradModeScope(const GradModeScope&) = delete;
+  GradModeScope& operator=(const GradModeScope&) = delete;
+
+ private:
+  bool prev_;
+};
+
+// A saved tensor with the history it had when it was saved, for a backward that records itself
+// (create_graph), as PyTorch's SavedVariable::unpack: a leaf input is the leaf itself (when the
+// saved view is the leaf's own: the in-place copy of an old value has no history to give), an
+// input made by an op is a view with that op's node as its grad_fn, and an output is a view with
+// this node as its grad_fn.
+Tensor WithHistory(const Tensor& saved, const std::shared_ptr<Node>& grad_fn, int output_nr,
+                   const std::shared_ptr<TensorImpl>& leaf) {
+  if (!saved.defined() || !is_floating_point(saved.dtype())) return saved;
+  const TensorImpl& s = *saved.impl();
+  if (leaf) {
+    const bool same = leaf->storage() == s.storage() && leaf->shape() == s.shape() &&
+                      leaf->stride() == s.stride() && leaf->offset() == s.offset();
+    return same ? Tensor(leaf) : saved;
+  }
+  if (!grad_fn) return saved;
+  Tensor t(MakeShared<TensorImpl>(s.shape(), s.stride(), s.offset(), s.storage()));
+  AutogradMeta& m = t.impl()->mutable_autograd();
+  m.grad_fn = grad_fn;
+  m.output_nr = output_nr;
+  return t;
+}
+
 struct Run {
   bool accumulate;
   bool retain_graph;
+  bool create_graph = false;
   std::vector<Edge> captures;
   std::vector<Tensor> captured;
   // Pruning (autograd::grad): only the nodes on a path from a root to a captured edge run; the
@@ -58,7 +94,7 @@ struct Run {
   void Deliver(const Edge& e, Tensor g) {
     if (!captures.empty()) Capture(e, g);
     if (e.leaf) {
-      if (accumulate && Wanted(e)) AccumulateGrad(*e.leaf, std::move(g));
+      if (accumulate && Wanted(e)) AccumulateGrad(*e.leaf, std::move(g), create_graph);
       return;
     }
     if (!Runs(e.node.get())) return;
@@ -197,7 +233,7 @@ struct Run {
       const ops::ArgInfo& info = n->output_info[i];
       if (!grads[i].defined()) grads[i] = zeros(info.shape, info.dtype, info.device);
       if (accumulate) {
-        if (auto kept = n->retained[i].lock()) AccumulateGrad(*kept, grads[i]);
+        if (auto kept = n->retained[i].lock()) AccumulateGrad(*kept, grads[i], create_graph);
       }
     }
     if (!n->op->backward) {
@@ -209,8 +245,23 @@ struct Run {
     for (size_t i = 0; i < n->next.size() && i < 64; ++i) {
       if (Wanted(n->next[i])) needs |= uint64_t{1} << i;
     }
-    const ops::GradContext ctx{needs,         n->saved_inputs, n->saved_outputs,
-                               n->input_info, n->output_info,  n->attrs};
+    std::vector<Tensor> inputs_now, outputs_now;
+    if (create_graph) {
+      for (size_t i = 0; i < n->saved_inputs.size(); ++i) {
+        const Edge& e = n->next[i];
+        inputs_now.push_back(WithHistory(n->saved_inputs[i], e.node, e.output_nr, e.leaf));
+      }
+      const std::shared_ptr<Node> self = n->shared_from_this();
+      for (size_t i = 0; i < n->saved_outputs.size(); ++i) {
+        outputs_now.push_back(WithHistory(n->saved_outputs[i], self, static_cast<int>(i), nullptr));
+      }
+    }
+    const ops::GradContext ctx{needs,
+                               create_graph ? inputs_now : n->saved_inputs,
+                               create_graph ? outputs_now : n->saved_outputs,
+                               n->input_info,
+                               n->output_info,
+                               n->attrs};
     std::vector<Tensor> in_grads;
     {
       vm::OpNameScope scope(n->op->backward_name.c_str());
@@ -239,9 +290,9 @@ struct Run {
 
 }  // namespace
 
-void AccumulateGrad(TensorImpl& target, Tensor g) {
+void AccumulateGrad(TensorImpl& target, Tensor g, bool create_graph) {
   AutogradMeta& m = target.mutable_autograd();
-  NoGradGuard no_grad;
+  GradModeScope mode(create_graph);
   vm::OpNameScope scope("AccumulateGrad");
   // Held while the add is issued (not while it runs): issuing never waits for the VM.
   std::lock_guard<std::mutex> lock(m.grad_mu);
@@ -252,6 +303,8 @@ void AccumulateGrad(TensorImpl& target, Tensor g) {
     const bool sole = g.impl().use_count() == 1 && g.impl()->blob()->tensor_refs() == 1 &&
                       g.is_contiguous() && g.storage_offset() == 0;
     m.grad = sole ? g : functional::Clone(g);
+  } else if (create_graph) {
+    m.grad = add(m.grad, g);  // out of place: the sum is recorded, the old grad kept intact
   } else {
     m.grad.add_(g);
   }
@@ -259,11 +312,12 @@ void AccumulateGrad(TensorImpl& target, Tensor g) {
 
 std::vector<Tensor> RunBackward(const std::vector<std::pair<Edge, Tensor>>& roots,
                                 const std::vector<Edge>& captures, bool retain_graph,
-                                bool accumulate) {
-  NoGradGuard no_grad;
+                                bool accumulate, bool create_graph) {
+  GradModeScope mode(create_graph);
   Run run;
   run.accumulate = accumulate;
-  run.retain_graph = retain_graph;
+  run.retain_graph = retain_graph || create_graph;
+  run.create_graph = create_graph;
   run.captures = captures;
   run.captured.resize(captures.size());
   std::vector<Node*> root_nodes;

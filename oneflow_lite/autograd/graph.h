@@ -4,7 +4,8 @@
 // Ownership runs one way, so a graph dropped without backward frees everything: an output's state
 // owns the node that made it; a node owns the nodes of its inputs (edges) and the leaves it feeds;
 // what a node saved is a detached view (no autograd state), so a saved output does not keep its
-// own node alive.
+// own node alive. A backward with create_graph unpacks the saved tensors with their history for
+// the length of the node's backward (engine.cpp, Unpacked).
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,9 @@ struct AutogradMeta {
   int output_nr = 0;              // which output of grad_fn this tensor is
 };
 
-struct Node {
+// Made by std::make_shared only (record.cpp): a backward with create_graph hands the node itself
+// to the saved outputs it unpacks (shared_from_this).
+struct Node : std::enable_shared_from_this<Node> {
   const ops::OpSchema* op = nullptr;
   uint64_t sequence_nr = 0;  // creation order: later nodes run first
   std::vector<Edge> next;    // one per input (invalid: the input needs no gradient)

@@ -146,16 +146,43 @@ void Tensor::retain_grad() const {
   m->grad_fn->retained[m->output_nr] = impl_;
 }
 
-void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
-  const TensorImpl& impl = ImplFor("backward", *this);
-  RefuseGlobal("backward", impl);
-  if (!autograd::RequiresGrad(impl)) {
-    throw InvalidArgument(
-        "backward: the tensor does not require grad and has no grad_fn (no input of the ops "
-        "that made it requires grad, or they ran under NoGradGuard)");
+namespace {
+// The roots of backward() over `tensors`; InvalidArgument naming `op` for a tensor that requires no
+// grad or a gradient that does not fit it.
+std::vector<std::pair<autograd::Edge, Tensor>> BackwardRoots(const char* op,
+                                                             const std::vector<Tensor>& tensors,
+                                                             const std::vector<Tensor>& grads) {
+  if (!grads.empty() && grads.size() != tensors.size()) {
+    throw InvalidArgument(std::string(op) + ": " + std::to_string(grads.size()) +
+                          " gradients for " + std::to_string(tensors.size()) + " tensors");
   }
-  Tensor g = RootGrad("backward", *this, gradient);
-  autograd::RunBackward({{EdgeOf(*this), std::move(g)}}, {}, retain_graph, /*accumulate=*/true);
+  std::vector<std::pair<autograd::Edge, Tensor>> roots;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const TensorImpl& impl = ImplFor(op, tensors[i]);
+    RefuseGlobal(op, impl);
+    if (!autograd::RequiresGrad(impl)) {
+      throw InvalidArgument(
+          std::string(op) +
+          ": the tensor does not require grad and has no grad_fn (no input of the ops "
+          "that made it requires grad, or they ran under NoGradGuard)");
+    }
+    roots.emplace_back(EdgeOf(tensors[i]),
+                       RootGrad(op, tensors[i], grads.empty() ? Tensor() : grads[i]));
+  }
+  return roots;
+}
+}  // namespace
+
+void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
+  autograd::RunBackward(BackwardRoots("backward", {*this}, {gradient}), {}, retain_graph,
+                        /*accumulate=*/true);
+}
+
+void autograd::backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
+                        bool retain_graph, bool create_graph) {
+  if (tensors.empty()) throw InvalidArgument("backward: no tensors given");
+  RunBackward(BackwardRoots("backward", tensors, grad_tensors), {}, retain_graph,
+              /*accumulate=*/true, create_graph);
 }
 
 Tensor Tensor::detach() const { return autograd::Detached(*this); }
@@ -170,7 +197,7 @@ std::string Tensor::grad_fn_name() const {
 std::vector<Tensor> autograd::grad(const std::vector<Tensor>& outputs,
                                    const std::vector<Tensor>& inputs,
                                    const std::vector<Tensor>& grad_outputs, bool retain_graph,
-                                   bool allow_unused) {
+                                   bool allow_unused, bool create_graph) {
   const char* op = "autograd::grad";
   if (outputs.empty()) throw InvalidArgument("autograd::grad: outputs is empty");
   if (!grad_outputs.empty() && grad_outputs.size() != outputs.size()) {
@@ -198,7 +225,8 @@ std::vector<Tensor> autograd::grad(const std::vector<Tensor>& outputs,
     }
     captures.push_back(EdgeOf(inputs[i]));
   }
-  std::vector<Tensor> out = RunBackward(roots, captures, retain_graph, /*accumulate=*/false);
+  std::vector<Tensor> out =
+      RunBackward(roots, captures, retain_graph, /*accumulate=*/false, create_graph);
   for (size_t i = 0; i < out.size(); ++i) {
     if (!out[i].defined() && !allow_unused) {
       throw InvalidArgument("autograd::grad: input " + std::to_string(i) +

@@ -77,12 +77,16 @@ PyObject* DetachMethod(PyObject* self, PyObject*) {
   }
 }
 
-// Tensor.backward(gradient=None, retain_graph=False). The GIL is released for the whole pass.
+// Tensor.backward(gradient=None, retain_graph=None, create_graph=False): retain_graph None is
+// create_graph, as PyTorch's. The GIL is released for the whole pass.
 PyObject* BackwardMethod(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   try {
-    nb::handle a[2] = {Py_None, Py_False};
-    ParseArgs("backward", args, nargsf, kwnames, {"gradient", "retain_graph"}, 0, a);
-    const bool retain_graph = ArgBool(a[1], "backward", "retain_graph");
+    nb::handle a[3] = {Py_None, Py_None, Py_False};
+    ParseArgs("backward", args, nargsf, kwnames, {"gradient", "retain_graph", "create_graph"}, 0,
+              a);
+    const bool create_graph = ArgBool(a[2], "backward", "create_graph");
+    const bool retain_graph =
+        a[1].is_none() ? create_graph : ArgBool(a[1], "backward", "retain_graph");
     Tensor g;
     if (IsTensor(a[0])) {
       g = TensorOf(a[0]);
@@ -95,7 +99,11 @@ PyObject* BackwardMethod(PyObject* self, PyObject* const* args, size_t nargsf, P
     const Tensor& t = TensorOf(self);
     {
       GilRelease r;
-      t.backward(g, retain_graph);
+      if (create_graph) {
+        autograd::backward({t}, {g}, retain_graph, /*create_graph=*/true);
+      } else {
+        t.backward(g, retain_graph);
+      }
     }
     Py_RETURN_NONE;
   } catch (...) {

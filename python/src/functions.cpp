@@ -76,23 +76,26 @@ void BindFunctions(nb::module_& m) {
   nb::module_ ag = m.def_submodule("autograd", "oneflow_lite.autograd");
   ag.def(
       "grad",
-      [](nb::handle outputs, nb::handle inputs, nb::handle grad_outputs, bool retain_graph,
-         bool allow_unused) {
+      [](nb::handle outputs, nb::handle inputs, nb::handle grad_outputs, nb::handle retain_graph,
+         bool create_graph, bool allow_unused) {
         std::vector<Tensor> outs = TensorList(outputs, "grad", "outputs");
         std::vector<Tensor> ins = TensorList(inputs, "grad", "inputs");
         std::vector<Tensor> gouts;
         if (!grad_outputs.is_none()) gouts = TensorList(grad_outputs, "grad", "grad_outputs");
+        // retain_graph None is create_graph, as PyTorch's.
+        const bool retain = retain_graph.is_none() ? create_graph : nb::cast<bool>(retain_graph);
         std::vector<Tensor> res;
         {
           Release r;
-          res = autograd::grad(outs, ins, gouts, retain_graph, allow_unused);
+          res = autograd::grad(outs, ins, gouts, retain, allow_unused, create_graph);
         }
         nb::list l;
         for (Tensor& t : res) l.append(TensorOrNone(std::move(t)));
         return nb::tuple(l);
       },
       nb::arg("outputs").none(), nb::arg("inputs").none(), nb::arg("grad_outputs") = nb::none(),
-      nb::arg("retain_graph") = false, nb::arg("allow_unused") = false);
+      nb::arg("retain_graph") = nb::none(), nb::arg("create_graph") = false,
+      nb::arg("allow_unused") = false);
   // The grad-mode context managers and decorators (no_grad, enable_grad, set_grad_enabled,
   // inference_mode) are autograd.py's, on these two.
   m.def("is_grad_enabled", &is_grad_enabled);

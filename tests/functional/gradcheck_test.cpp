@@ -71,6 +71,58 @@ void CheckGradients(const std::string& what, const Fn& f, const std::vector<Dims
   }
 }
 
+// Second derivatives: H(x) = sum_i <d loss / d x_i, v_i> for fixed random directions v, its
+// gradient by autograd through a first gradient taken with create_graph, against central
+// differences of H (whose first gradients are taken without create_graph).
+void CheckSecondDerivatives(const std::string& what, const Fn& f, const std::vector<Dims>& shapes,
+                            uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<double>> values, dirs;
+  for (const Dims& s : shapes) values.push_back(RandomValues(rng, s));
+  for (const Dims& s : shapes) dirs.push_back(RandomValues(rng, s));
+  auto h_of = [&](const std::vector<std::vector<double>>& vals, bool create_graph,
+                  std::vector<Tensor>* leaves) {
+    std::vector<Tensor> in;
+    for (size_t i = 0; i < shapes.size(); ++i) in.push_back(Make(vals[i], shapes[i], true));
+    if (leaves) *leaves = in;
+    Tensor y = f(in);
+    std::mt19937_64 wrng(seed ^ 0x9e3779b97f4a7c15ull);
+    Tensor w = Make(RandomValues(wrng, y.shape().vec()), y.shape().vec(), false);
+    const Tensor loss = (y * w).sum();
+    const std::vector<Tensor> g =
+        autograd::grad({loss}, in, {}, false, /*allow_unused=*/true, create_graph);
+    Tensor h = zeros(Shape(std::vector<int64_t>{}), DType::kFloat64, TestDevice());
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (g[i].defined()) h = h + (g[i] * Make(dirs[i], shapes[i], false)).sum();
+    }
+    return h;
+  };
+  std::vector<Tensor> leaves;
+  const Tensor h = h_of(values, true, &leaves);
+  std::vector<Tensor> second;
+  if (h.requires_grad()) {
+    second = autograd::grad({h}, leaves, {}, false, /*allow_unused=*/true);
+  } else {
+    second.resize(leaves.size());  // H does not depend on x: every second derivative is 0
+  }
+  const double eps = 1e-6;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    std::vector<double> analytic = second[i].defined() ? second[i].to_vector<double>()
+                                                       : std::vector<double>(values[i].size(), 0.0);
+    ASSERT_EQ(analytic.size(), values[i].size()) << what;
+    for (size_t k = 0; k < values[i].size(); ++k) {
+      auto plus = values, minus = values;
+      plus[i][k] += eps;
+      minus[i][k] -= eps;
+      const double numeric = (h_of(plus, false, nullptr).to_vector<double>()[0] -
+                              h_of(minus, false, nullptr).to_vector<double>()[0]) /
+                             (2 * eps);
+      EXPECT_NEAR(analytic[k], numeric, 1e-5 * std::max(1.0, std::fabs(numeric)))
+          << what << ": input " << i << " element " << k;
+    }
+  }
+}
+
 // Right-aligned broadcast partners of `shape`: some dims set to 1, some leading dims dropped.
 Dims Partner(std::mt19937_64& rng, const Dims& shape) {
   Dims out;
@@ -435,6 +487,93 @@ TEST(GradCheckTest, ShapeOps) {
       {{2, 1, 3}, {1, 3, 1}}, 5);
   CheckGradients(
       "flatten of a 0-dim tensor", [](auto& x) { return ofl::flatten(x[0]) * 2.0; }, {{}}, 6);
+}
+
+TEST(GradCheckTest, SecondDerivativesThroughCreateGraph) {
+  const std::vector<std::pair<std::string, Fn>> cases = {
+      {"mul and div", [](auto& x) { return x[0] * x[1] / (x[1] * x[1] + 1.0); }},
+      {"exp, log, sqrt",
+       [](auto& x) { return exp(x[0] * 0.3) + log(x[1] * x[1]) + sqrt(x[1] * x[1]); }},
+      {"tanh, sigmoid, sin, cos",
+       [](auto& x) { return tanh(x[0]) * sigmoid(x[1]) + sin(x[0]) * cos(x[1]); }},
+      {"gelu, silu, erf",
+       [](auto& x) { return gelu(x[0]) + gelu(x[1], "tanh") + silu(x[0] * x[1]) + erf(x[1]); }},
+      {"pow", [](auto& x) { return pow(abs(x[0]) + 0.5, x[1]) + pow(x[1], 3.0); }},
+      {"reductions",
+       [](auto& x) {
+         return x[0].sum({1}, true) * x[1] + mean(x[1] * x[1], {0}) +
+                logsumexp(x[0] * x[1], {1}, true);
+       }},
+      {"views and shapes",
+       [](auto& x) {
+         return (x[0].permute({1, 0}).reshape({6}) * x[1].flatten()).expand({2, 6}) +
+                cat({x[0].narrow(1, 0, 2), x[1]}, 1).sum({1}, true).expand({2, 6});
+       }},
+      {"maximum, where, clamp",
+       [](auto& x) {
+         return maximum(x[0], x[1]) * x[0] + where(x[0] > 0.0, x[1] * x[1], x[0]) +
+                clamp(x[0] * x[1], -1, 1);
+       }},
+  };
+  uint64_t seed = 10;
+  for (const auto& [name, f] : cases) CheckSecondDerivatives(name, f, {{2, 3}, {2, 3}}, seed++);
+  CheckSecondDerivatives(
+      "matmul and linear",
+      [](auto& x) {
+        return ofl::linear(tanh(ofl::matmul(x[0], x[1])), x[1].permute({1, 0}));
+      },
+      {{2, 3}, {3, 3}}, 20);
+  CheckSecondDerivatives(
+      "softmax, log_softmax", [](auto& x) { return softmax(x[0], 1) * log_softmax(x[1], 0); },
+      {{2, 3}, {2, 3}}, 21);
+  const Tensor target = ofl::tensor<int64_t>({2, 0}, Shape({2}), TestDevice());
+  CheckSecondDerivatives(
+      "cross_entropy with label smoothing",
+      [&](auto& x) { return cross_entropy(x[0] * x[1], target, Tensor(), "mean", -100, 0.1); },
+      {{2, 3}, {2, 3}}, 22);
+  CheckSecondDerivatives(
+      "mse_loss", [](auto& x) { return mse_loss(x[0] * x[0], x[1]); }, {{2, 3}, {2, 3}}, 23);
+  const Tensor index = ofl::tensor<int64_t>({0, 2, 2, 1}, Shape({2, 2}), TestDevice());
+  CheckSecondDerivatives(
+      "gather only",
+      [&](auto& x) { return ofl::gather(x[0] * x[0], 1, index) * x[1].narrow(1, 0, 2); },
+      {{2, 3}, {2, 3}}, 25);
+  CheckSecondDerivatives(
+      "repeat only",
+      [&](auto& x) {
+        return (x[0] * x[0]).repeat({1, 2}) * x[1].repeat({1, 2});
+      },
+      {{2, 3}, {2, 3}}, 26);
+  CheckSecondDerivatives(
+      "scatter_add only",
+      [&](auto& x) {
+        return ofl::scatter_add(x[0] * x[0], 1, index, x[1].narrow(1, 0, 2) * x[0].narrow(1, 0, 2));
+      },
+      {{2, 3}, {2, 3}}, 27);
+  CheckSecondDerivatives(
+      "gather and repeat",
+      [&](auto& x) {
+        return ofl::gather(x[0] * x[0], 1, index).repeat({1, 2}) * x[1].narrow(1, 0, 1);
+      },
+      {{2, 3}, {2, 3}}, 24);
+}
+
+TEST(GradCheckTest, CreateGraphKeepsTheGradsHistoryForBackward) {
+  // d/dx of (d/dx x^3)^2 = d/dx 9 x^4 = 36 x^3, through backward(create_graph) and .grad.
+  Tensor x = Make({1.5, -2.0}, {2}, true);
+  autograd::backward({(x * x * x).sum()}, {}, false, /*create_graph=*/true);
+  const Tensor g = x.grad();
+  ASSERT_TRUE(g.requires_grad());
+  EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{3 * 1.5 * 1.5, 3 * 4.0}));
+  x.set_grad(Tensor());
+  (g * g).sum().backward();
+  const std::vector<double> gg = x.grad().to_vector<double>();
+  EXPECT_NEAR(gg[0], 36 * 1.5 * 1.5 * 1.5, 1e-12);
+  EXPECT_NEAR(gg[1], 36 * -8.0, 1e-12);
+  // Without create_graph the grad has no history.
+  Tensor y = Make({2.0}, {1}, true);
+  (y * y).sum().backward();
+  EXPECT_FALSE(y.grad().requires_grad());
 }
 
 TEST(GradCheckTest, RandomProgramsGiveTheSameBitsOnCpuAndSim) {
