@@ -126,6 +126,15 @@ void SimBackend::ThrowIfAsyncError(DeviceState& d) {
   if (!msg.empty()) throw DeviceError(msg);
 }
 
+void SimBackend::ThrowEventFault(SimEvent& e, uint64_t gen) {
+  // e.mu held. The first fault of the generations up to `gen`, reported once.
+  auto end = e.faults.upper_bound(gen);
+  if (e.faults.begin() == end) return;
+  const std::string msg = e.faults.begin()->second;
+  e.faults.erase(e.faults.begin(), end);
+  throw DeviceError(msg);
+}
+
 std::shared_ptr<SimBackend::SimStream> SimBackend::FindStream(NativeStream stream,
                                                               const char* op) const {
   std::lock_guard<std::mutex> lock(registry_->mu);
@@ -192,6 +201,17 @@ void SimBackend::destroy_stream(int index, NativeStream stream) {
   }
   s->cv.notify_all();
   s->thread.join();  // the worker runs what is still queued first
+  // A fault no event of this stream carried: the device's next query reports it.
+  std::string fault;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    fault.swap(s->async_error);
+  }
+  if (!fault.empty()) {
+    DeviceState& d = *devices_[index];
+    std::lock_guard<std::mutex> lock(d.fault_mu);
+    if (d.async_error.empty()) d.async_error = std::move(fault);
+  }
 }
 
 void SimBackend::Push(SimStream& s, std::function<void()> work, bool delayed) {
@@ -231,11 +251,11 @@ void SimBackend::RunWorker(std::shared_ptr<SimStream> s) {
       error = "unknown exception";
     }
     if (!error.empty()) {
-      // A device reports a failed kernel at a later query, not at the launch.
-      DeviceState& d = *devices_[s->device];
-      std::lock_guard<std::mutex> lock(d.fault_mu);
-      if (d.async_error.empty()) {
-        d.async_error =
+      // A device reports a failed kernel at a later query, not at the launch: at the query of
+      // the next event this stream records (the marker moves it there).
+      std::lock_guard<std::mutex> lock(s->mu);
+      if (s->async_error.empty()) {
+        s->async_error =
             Name(s->device) + ": a task on stream " + std::to_string(s->id) + " failed: " + error;
       }
     }
@@ -282,11 +302,19 @@ void SimBackend::record_event(NativeEvent event, NativeStream stream) {
     e->pending.insert(gen);
   }
   try {
+    // The marker runs on s's own worker, which holds s alive.
+    SimStream* stream = s.get();
     Push(
         *s,
-        [e, gen] {
+        [e, gen, stream] {
+          std::string fault;
+          {
+            std::lock_guard<std::mutex> lock(stream->mu);
+            fault.swap(stream->async_error);
+          }
           {
             std::lock_guard<std::mutex> lock(e->mu);
+            if (!fault.empty()) e->faults.emplace(gen, std::move(fault));
             e->pending.erase(gen);
           }
           e->cv.notify_all();
@@ -315,9 +343,19 @@ bool SimBackend::query_event(NativeEvent event) {
       throw DeviceError(msg);
     }
   }
+  // Completion first, then the faults: a task that failed before the event's marker ran has
+  // recorded its fault by then (the stream runs in order), so an event seen complete is never
+  // reported clean while a fault of the work before it is still to come. (Checked the other way
+  // round, a failed kernel finishing between the two checks left its event complete and its fault
+  // for some later query.)
+  bool done = false;
+  {
+    std::lock_guard<std::mutex> lock(e->mu);
+    done = e->pending.count(e->last) == 0;
+    if (done) ThrowEventFault(*e, e->last);
+  }
   ThrowIfAsyncError(d);
-  std::lock_guard<std::mutex> lock(e->mu);
-  return e->pending.count(e->last) == 0;
+  return done;
 }
 
 void SimBackend::synchronize_event(NativeEvent event) {
@@ -327,6 +365,7 @@ void SimBackend::synchronize_event(NativeEvent event) {
     std::unique_lock<std::mutex> lock(e->mu);
     const uint64_t gen = e->last;
     e->cv.wait(lock, [&] { return e->pending.count(gen) == 0; });
+    ThrowEventFault(*e, gen);
   }
   ThrowIfAsyncError(d);
 }

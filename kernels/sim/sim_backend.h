@@ -116,6 +116,8 @@ class SimBackend final : public ofl::DeviceBackend {
   void Push(SimStream& stream, std::function<void()> work, bool delayed);
   void RunWorker(std::shared_ptr<SimStream> stream);
   void ThrowIfAsyncError(DeviceState& d);
+  // Throws DeviceError for the first fault a marker of generation <= gen brought (e.mu held).
+  static void ThrowEventFault(SimEvent& e, uint64_t gen);
 
   const SimConfig config_;
   std::unique_ptr<std::unique_ptr<DeviceState>[]> devices_;

@@ -79,7 +79,9 @@ struct SimBackend::DeviceState {
   std::string first_fault;  // why the device failed
   int64_t query_countdown = 0;
   bool query_sticky = false;
-  std::string async_error;  // the first exception a stream task threw, until a query reports it
+  // The first exception a stream task threw whose stream recorded no event after it (a stream's
+  // later event carries its faults instead: SimStream::async_error), until a query reports it.
+  std::string async_error;
 };
 
 struct SimBackend::SimStream {
@@ -96,6 +98,10 @@ struct SimBackend::SimStream {
   bool stopping = false;
   std::mt19937_64 rng;  // the worker's alone
   std::thread thread;
+  // The first exception a task threw since the last event marker ran (under mu): the next marker
+  // moves it into its event, so the query of that event, the one that covers the failed work,
+  // reports it (as a GPU reports a failed kernel at the query of an event recorded after it).
+  std::string async_error;
 };
 
 struct SimBackend::SimEvent {
@@ -107,6 +113,9 @@ struct SimBackend::SimEvent {
   // another stream may finish before the earlier one, and a stream_wait_event must still wait for
   // the generation it captured.
   std::set<uint64_t> pending;
+  // Faults the markers brought from their streams, by generation: a query or synchronize that
+  // sees a generation complete reports (and drops) the faults of it and of earlier ones.
+  std::map<uint64_t, std::string> faults;
 };
 
 // Live handles: a handle not found here (destroyed, or never ours) is rejected, not dereferenced.
