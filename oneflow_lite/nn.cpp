@@ -232,17 +232,23 @@ void zero_grad(const std::vector<Tensor>& params, bool set_to_none) {
 
 void Module::zero_grad(bool set_to_none) { nn::zero_grad(parameters(), set_to_none); }
 
-Linear::Linear(int64_t in, int64_t out, bool with_bias, DType dtype, const Device& device)
-    : in_features(in),
-      out_features(out),
-      weight(
-          register_parameter("weight", empty(Shape(std::vector<int64_t>{out, in}), dtype, device))),
-      bias(register_parameter(
-          "bias", with_bias ? empty(Shape(std::vector<int64_t>{out}), dtype, device) : Tensor())) {
+namespace {
+// Linear's weight shape (out, in); checked before any tensor is made.
+Shape LinearWeightShape(int64_t in, int64_t out) {
   if (in < 0 || out < 0) {
     throw InvalidArgument("Linear: in_features and out_features must be non-negative, got " +
                           std::to_string(in) + " and " + std::to_string(out));
   }
+  return Shape(std::vector<int64_t>{out, in});
+}
+}  // namespace
+
+Linear::Linear(int64_t in, int64_t out, bool with_bias, DType dtype, const Device& device)
+    : in_features(in),
+      out_features(out),
+      weight(register_parameter("weight", empty(LinearWeightShape(in, out), dtype, device))),
+      bias(register_parameter(
+          "bias", with_bias ? empty(Shape(std::vector<int64_t>{out}), dtype, device) : Tensor())) {
   const double bound = in > 0 ? 1.0 / std::sqrt(static_cast<double>(in)) : 0.0;
   NoGradGuard no_grad;
   weight.uniform_(-bound, bound);

@@ -570,6 +570,12 @@ TEST(GradCheckTest, CreateGraphKeepsTheGradsHistoryForBackward) {
   const std::vector<double> gg = x.grad().to_vector<double>();
   EXPECT_NEAR(gg[0], 36 * 1.5 * 1.5 * 1.5, 1e-12);
   EXPECT_NEAR(gg[1], 36 * -8.0, 1e-12);
+  ExpectThrowWith<InvalidArgument>([] { autograd::backward({}); }, {"backward: no tensors given"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        autograd::backward({(x * 2.0).sum()}, {Tensor(), Tensor()});
+      },
+      {"backward: 2 gradients for 1 tensors"});
   // Without create_graph the grad has no history.
   Tensor y = Make({2.0}, {1}, true);
   (y * y).sum().backward();

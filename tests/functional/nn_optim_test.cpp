@@ -122,6 +122,10 @@ TEST(NnTest, LoadStateDictCopiesAndRefusesMismatches) {
   ExpectThrowWith<InvalidArgument>([&] { b->load_state_dict(bad); },
                                    {"size mismatch for 0.weight", "(2,2)", "(8,4)"});
   ExpectThrowWith<InvalidArgument>([] { nn::Dropout(1.5); }, {"Dropout", "1.5"});
+  ExpectThrowWith<InvalidArgument>([] { nn::Linear(-1, 2); },
+                                   {"Linear", "non-negative", "-1 and 2"});
+  ExpectThrowWith<InvalidArgument>([] { nn::Sequential({nullptr}); },
+                                   {"Sequential", "submodule '0' is null"});
   ExpectThrowWith<InvalidArgument>([] { nn::ReLU().to(DType::kInt32); },
                                    {"ReLU", "floating dtype", "int32"});
   ExpectRuntimeWorks();
@@ -161,6 +165,8 @@ TEST(OptimTest, SgdMomentumNesterovAndWeightDecayByHand) {
                                    {"non-leaf"});
   ExpectThrowWith<InvalidArgument>([&] { optim::SGD({}, optim::SGDOptions(0.1)); },
                                    {"empty parameter list"});
+  ExpectThrowWith<InvalidArgument>([&] { optim::SGD({Tensor()}, optim::SGDOptions(0.1)); },
+                                   {"optimizer: parameter 0 is undefined"});
 }
 
 TEST(OptimTest, AdamAndAdamWByHand) {

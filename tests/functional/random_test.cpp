@@ -161,6 +161,8 @@ TEST(RandomTest, ErrorsNameTheFunctionAndTheValues) {
   ExpectThrowWith<InvalidArgument>([] { randn(Shape({-1})); }, {"randn", "negative"});
   ExpectThrowWith<InvalidArgument>([] { randint(3, 3, Shape({2})); },
                                    {"randint", "high 3", "low 3"});
+  ExpectThrowWith<InvalidArgument>([] { randint(INT64_MIN, INT64_MAX, Shape({2})); },
+                                   {"randint", "wider than 2^63 - 1"});
   ExpectThrowWith<InvalidArgument>([] { randperm(-1); }, {"randperm", "-1"});
   ExpectThrowWith<InvalidArgument>([] { ones(Shape({2}), DType::kInt64).uniform_(); },
                                    {"uniform_", "int64"});

@@ -196,6 +196,11 @@ TEST(ShapeOpsTest, ErrorsNameTheFunctionAndTheValues) {
         split_with_sizes(a, {1, 2}, 0);
       },
       {"split_with_sizes", "[1, 2]", "add up to 3", "size 2"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        split_with_sizes(a, {3, -1}, 0);
+      },
+      {"split_with_sizes", "non-negative", "[3, -1]"});
   ExpectThrowWith<InvalidArgument>([&] { chunk(a, 0); }, {"chunk", "chunks must be positive", "0"});
   ExpectThrowWith<InvalidArgument>([&] { flatten(a, 1, 0); },
                                    {"flatten", "start_dim 1", "end_dim 0"});

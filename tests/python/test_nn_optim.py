@@ -194,3 +194,5 @@ def test_parameter_copies_and_pickles():
     assert not isinstance(p * 2, nn.Parameter)
     with pytest.raises(TypeError, match=r"Parameter\(\): argument 'data' must be a Tensor"):
         nn.Parameter([1.0])
+    with pytest.raises(TypeError, match=r"_make_subclass\(\): argument 'cls' must be a subclass of Tensor"):
+        ofl._C._make_subclass(int, ofl.ones(1))

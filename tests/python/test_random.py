@@ -89,6 +89,8 @@ def test_errors():
         ofl.randint(4, 1, (2,))
     with pytest.raises(TypeError, match=r"randint\(\): takes \(high, size\) or \(low, high, size\)"):
         ofl.randint(4)
+    with pytest.raises(TypeError, match=r"randint\(\): argument 'size' must be a tuple of ints, not int"):
+        ofl.randint(0, 4, 3)
     with pytest.raises(ofl.InvalidArgument, match=r"dropout: probability has to be between 0 and 1"):
         ofl.dropout(ofl.ones(2), 2.0)
     with pytest.raises(ofl.InvalidArgument, match=r"set_rng_state: the state must be a uint8 tensor of 16 bytes"):

@@ -27,8 +27,8 @@ int64_t StepsFor(int64_t batch) { return batch >= 1024 ? 2 : 50; }
 void OflStep(benchmark::State& state) {
   const int64_t batch = state.range(0), steps = StepsFor(batch);
   ofl::manual_seed(0);
-  auto model = std::make_shared<ofl::nn::Sequential>(
-      std::initializer_list<std::shared_ptr<ofl::nn::Module>>{
+  auto model =
+      std::make_shared<ofl::nn::Sequential>(std::initializer_list<std::shared_ptr<ofl::nn::Module>>{
           std::make_shared<ofl::nn::Linear>(64, 128), std::make_shared<ofl::nn::ReLU>(),
           std::make_shared<ofl::nn::Linear>(128, 10)});
   ofl::optim::Adam opt(model->parameters(), ofl::optim::AdamOptions(1e-3));
