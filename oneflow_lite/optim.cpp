@@ -1,5 +1,6 @@
-// The optimizers of oneflow_lite/optim.h: each step is public ops on each parameter with a
-// gradient, in place, under no-grad.
+// The optimizers of oneflow_lite/optim.h: each step updates every parameter with a gradient in
+// place, under no-grad, by one multi-tensor instruction per device and dtype
+// (functional/optim_step.h), and by public ops for a parameter that kernel cannot take.
 #include "oneflow_lite/optim.h"
 
 #include <cmath>
@@ -9,6 +10,8 @@
 #include "oneflow_lite/autograd.h"
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/functional/functional.h"
+#include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/optim_step.h"
 #include "oneflow_lite/nn.h"
 
 namespace ofl::optim {
@@ -45,14 +48,34 @@ void SGD::step() {
   NoGradGuard no_grad;
   const double lr = options_.lr(), mu = options_.momentum(), damp = options_.dampening();
   const double wd = options_.weight_decay();
+  std::vector<size_t> with;  // the parameters with a gradient
+  std::vector<Tensor> ps, gs, bufs;
+  std::vector<bool> firsts;
   for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor& p = params_[i];
-    Tensor d = p.grad();
-    if (!d.defined()) continue;
-    if (wd != 0) d = d + p * wd;
+    Tensor g = params_[i].grad();
+    if (!g.defined()) continue;
+    with.push_back(i);
+    ps.push_back(params_[i]);
+    gs.push_back(std::move(g));
     if (mu != 0) {
       Tensor& buf = momentum_[i];
-      if (!buf.defined()) {
+      firsts.push_back(!buf.defined());
+      if (!buf.defined() && !params_[i].is_global()) {
+        // No memory yet: the step's instruction allocates it as its output.
+        buf = functional::NewTensor(params_[i].shape(), params_[i].dtype(), params_[i].device());
+      }
+      bufs.push_back(buf);
+    }
+  }
+  const functional::SgdStepArgs args{lr, mu, damp, wd, options_.nesterov(), false};
+  // The per-op step for the parameters the multi-tensor kernel left.
+  for (size_t k : functional::SgdStep(ps, gs, bufs, firsts, args)) {
+    Tensor& p = params_[with[k]];
+    Tensor d = gs[k];
+    if (wd != 0) d = d + p * wd;
+    if (mu != 0) {
+      Tensor& buf = momentum_[with[k]];
+      if (firsts[k]) {
         buf = d.clone();
       } else {
         buf.mul_(mu).add_(d * (1 - damp));
@@ -84,16 +107,33 @@ void Adam::step() {
   NoGradGuard no_grad;
   const double lr = options_.lr(), b1 = options_.beta1(), b2 = options_.beta2();
   const double eps = options_.eps(), wd = options_.weight_decay();
+  const bool amsgrad = options_.amsgrad();
+  std::vector<size_t> with;  // the parameters with a gradient
+  std::vector<Tensor> ps, gs, ms, vs, vmaxs;
+  std::vector<int64_t> ts;
   for (size_t i = 0; i < params_.size(); ++i) {
-    Tensor& p = params_[i];
-    Tensor g = p.grad();
+    Tensor g = params_[i].grad();
     if (!g.defined()) continue;
+    const Tensor& p = params_[i];
     if (!exp_avg_[i].defined()) {
       exp_avg_[i] = zeros_like(p);
       exp_avg_sq_[i] = zeros_like(p);
-      if (options_.amsgrad()) max_exp_avg_sq_[i] = zeros_like(p);
+      if (amsgrad) max_exp_avg_sq_[i] = zeros_like(p);
     }
-    const int64_t t = ++steps_[i];
+    with.push_back(i);
+    ps.push_back(p);
+    gs.push_back(std::move(g));
+    ms.push_back(exp_avg_[i]);
+    vs.push_back(exp_avg_sq_[i]);
+    if (amsgrad) vmaxs.push_back(max_exp_avg_sq_[i]);
+    ts.push_back(++steps_[i]);
+  }
+  const functional::AdamStepArgs args{lr, b1, b2, eps, wd, amsgrad, decoupled_, false};
+  // The per-op step for the parameters the multi-tensor kernel left.
+  for (size_t k : functional::AdamStep(ps, gs, ms, vs, vmaxs, ts, args)) {
+    const size_t i = with[k];
+    Tensor& p = params_[i];
+    Tensor g = gs[k];
     if (wd != 0) {
       if (decoupled_) {
         p.mul_(1 - lr * wd);
@@ -103,10 +143,11 @@ void Adam::step() {
     }
     exp_avg_[i].mul_(b1).add_(g * (1 - b1));
     exp_avg_sq_[i].mul_(b2).add_(g * g * (1 - b2));
-    const double bias1 = 1 - std::pow(b1, static_cast<double>(t));
-    const double bias2_sqrt = std::sqrt(1 - std::pow(b2, static_cast<double>(t)));
+    const double t = static_cast<double>(ts[k]);
+    const double bias1 = 1 - std::pow(b1, t);
+    const double bias2_sqrt = std::sqrt(1 - std::pow(b2, t));
     Tensor v = exp_avg_sq_[i];
-    if (options_.amsgrad()) {
+    if (amsgrad) {
       max_exp_avg_sq_[i].copy_(maximum(max_exp_avg_sq_[i], v));
       v = max_exp_avg_sq_[i];
     }

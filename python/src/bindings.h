@@ -181,6 +181,8 @@ void BindFastCalls(nb::module_& m, nb::handle tensor_type);
 void BindShapeCalls(nb::module_& m);
 // random_calls.cpp: the generators, the random factories, dropout, uniform_/normal_/bernoulli.
 void BindRandomCalls(nb::module_& m, nb::handle tensor_type);
+// optim_calls.cpp: _adam_step and _sgd_step, the multi-tensor steps of ofl.optim.
+void BindOptimCalls(nb::module_& m);
 // The op table's methods and functions (generated/python_ops.cpp, from ops/op_table.py).
 void BindOpTable(nb::module_& m, nb::handle tensor_type);
 

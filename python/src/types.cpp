@@ -327,6 +327,7 @@ NB_MODULE(_C, m) {
   BindFastCalls(m, m.attr("Tensor"));
   BindShapeCalls(m);
   BindRandomCalls(m, m.attr("Tensor"));
+  BindOptimCalls(m);
   BindOpTable(m, m.attr("Tensor"));
   BindHostReads(m, m.attr("Tensor"));
 }
