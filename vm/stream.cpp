@@ -143,6 +143,11 @@ bool Stream::PollCompletions() {
       return false;
     }
     if (!complete) return true;
+    // A thread in SyncAndPoll may have taken this work's fault from the device (a backend reports
+    // it once) and not yet failed the work with it (it needs pending_mu_, held here): finishing it
+    // now would report it clean and lose the fault. That thread polls once its wait is handled.
+    // (Checked after the query: a sync that took the fault counted itself before its wait.)
+    if (syncing_.load(std::memory_order_acquire) > 0) return true;
     pending_.pop_front();
     incomplete_.fetch_sub(1, std::memory_order_release);
     vm_->Finish(instr);
@@ -156,15 +161,20 @@ void Stream::SyncAndPoll(Instruction* instr) {
   // without recording one (its record failed) is done already, or is about to be.
   const NativeEvent event = instr->event_;
   if (!instr->done() && event != nullptr) {
+    syncing_.fetch_add(1, std::memory_order_acq_rel);
     try {
       backend_->synchronize_event(event);
     } catch (const std::exception& e) {
       // The backend may report the fault only once (the sim's asynchronous error, CUDA's sticky
       // one): it is this stream's pending work's now, as if a query had thrown it.
-      std::lock_guard<std::mutex> lock(pending_mu_);
-      FailPendingLocked(e);
+      {
+        std::lock_guard<std::mutex> lock(pending_mu_);
+        FailPendingLocked(e);
+      }
+      syncing_.fetch_sub(1, std::memory_order_acq_rel);
       return;
     }
+    syncing_.fetch_sub(1, std::memory_order_acq_rel);
   }
   PollCompletions();
 }

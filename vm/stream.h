@@ -144,6 +144,9 @@ class Stream {
   std::mutex pending_mu_;
   std::deque<Instruction*> pending_;
   std::atomic<int64_t> incomplete_{0};
+  // Threads inside SyncAndPoll's device wait (and, after a fault, until they have failed the
+  // pending work with it): PollCompletions finishes nothing while it is above 0.
+  std::atomic<int> syncing_{0};
   // The completion thread (asynchronous streams only) sleeps on pending_cv_ while pending_ is
   // empty; both flags are guarded by pending_mu_.
   std::condition_variable pending_cv_;
