@@ -124,6 +124,10 @@ else()
 endif()
 
 ofl_layer(core ${PROJECT_BINARY_DIR}/include_views/core ${_ofl_core_sources})
+# The optimizer steps' element loops take a square root per element: without errno to set, the
+# compiler vectorizes it (sqrtps), where errno handling keeps the whole loop scalar.
+set_source_files_properties(${PROJECT_SOURCE_DIR}/kernels/cpu/optim_step_kernel.cpp
+  PROPERTIES COMPILE_OPTIONS -fno-math-errno)
 ofl_layer(kernels ${PROJECT_BINARY_DIR}/include_views/kernels ${_ofl_kernels_sources})
 ofl_layer(vm ${PROJECT_BINARY_DIR}/include_views/vm ${_ofl_vm_sources})
 ofl_layer(ops ${PROJECT_BINARY_DIR}/include_views/ops ${_ofl_ops_sources})

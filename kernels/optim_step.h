@@ -41,6 +41,11 @@ struct SgdStepSpec {
   DType dtype = DType::kFloat32;
 };
 
+// The attributes' declarations, as the callers make their Attrs (Attrs(AdamStepAttrs(), lr, ...),
+// in the order listed above).
+const AttrSchema& AdamStepAttrs();
+const AttrSchema& SgdStepAttrs();
+
 // The kernels' argument checks: InvalidArgument naming the kernel and what is wrong (operand
 // counts, shapes, dtypes, layouts, attributes, a step count below 1). Host code of every backend
 // (kernels/optim_step_spec.cpp).

@@ -77,6 +77,31 @@ DType CheckOperands(const char* kernel, const KernelContext& ctx, int per_tensor
 
 }  // namespace
 
+const AttrSchema& AdamStepAttrs() {
+  static const AttrSchema* s = [] {
+    auto* a = new AttrSchema{{"lr", AttrType::kDouble},           {"beta1", AttrType::kDouble},
+                             {"beta2", AttrType::kDouble},        {"eps", AttrType::kDouble},
+                             {"weight_decay", AttrType::kDouble}, {"amsgrad", AttrType::kBool},
+                             {"decoupled", AttrType::kBool},      {"maximize", AttrType::kBool},
+                             {"steps", AttrType::kInts}};
+    a->set_op("adam_step");
+    return a;
+  }();
+  return *s;
+}
+
+const AttrSchema& SgdStepAttrs() {
+  static const AttrSchema* s = [] {
+    auto* a = new AttrSchema{{"lr", AttrType::kDouble},        {"momentum", AttrType::kDouble},
+                             {"dampening", AttrType::kDouble}, {"weight_decay", AttrType::kDouble},
+                             {"nesterov", AttrType::kBool},    {"maximize", AttrType::kBool},
+                             {"firsts", AttrType::kInts}};
+    a->set_op("sgd_step");
+    return a;
+  }();
+  return *s;
+}
+
 AdamStepSpec CheckAdamStepArgs(const KernelContext& ctx) {
   NeedAttrs("adam_step", ctx,
             {{"lr", AttrType::kDouble},

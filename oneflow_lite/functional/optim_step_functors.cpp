@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "kernels/kernel.h"
+#include "kernels/optim_step.h"
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/functional/functor_util.h"
 #include "oneflow_lite/tensor_impl.h"
@@ -139,31 +140,6 @@ void Issue(const char* kernel, const Group& group, const Attrs& attrs) {
   for (const Tensor& w : group.written) w.impl()->storage()->BumpVersion();
 }
 
-const AttrSchema& AdamSchema() {
-  static const AttrSchema* s = [] {
-    auto* a = new AttrSchema{{"lr", AttrType::kDouble},           {"beta1", AttrType::kDouble},
-                             {"beta2", AttrType::kDouble},        {"eps", AttrType::kDouble},
-                             {"weight_decay", AttrType::kDouble}, {"amsgrad", AttrType::kBool},
-                             {"decoupled", AttrType::kBool},      {"maximize", AttrType::kBool},
-                             {"steps", AttrType::kInts}};
-    a->set_op("adam_step");
-    return a;
-  }();
-  return *s;
-}
-
-const AttrSchema& SgdSchema() {
-  static const AttrSchema* s = [] {
-    auto* a = new AttrSchema{{"lr", AttrType::kDouble},        {"momentum", AttrType::kDouble},
-                             {"dampening", AttrType::kDouble}, {"weight_decay", AttrType::kDouble},
-                             {"nesterov", AttrType::kBool},    {"maximize", AttrType::kBool},
-                             {"firsts", AttrType::kInts}};
-    a->set_op("sgd_step");
-    return a;
-  }();
-  return *s;
-}
-
 void NeedSizes(const char* fn, size_t n, std::initializer_list<std::pair<const char*, size_t>> l) {
   for (const auto& entry : l) {
     if (entry.second != n) {
@@ -202,8 +178,8 @@ std::vector<size_t> AdamStep(const std::vector<Tensor>& params, const std::vecto
     group_steps.reserve(group.index.size());
     for (size_t i : group.index) group_steps.push_back(steps[i]);
     Issue("adam_step", group,
-          Attrs(AdamSchema(), args.lr, args.beta1, args.beta2, args.eps, args.weight_decay,
-                args.amsgrad, args.decoupled, args.maximize, group_steps));
+          Attrs(kernels::AdamStepAttrs(), args.lr, args.beta1, args.beta2, args.eps,
+                args.weight_decay, args.amsgrad, args.decoupled, args.maximize, group_steps));
   }
   return left;
 }
@@ -225,7 +201,7 @@ std::vector<size_t> SgdStep(const std::vector<Tensor>& params, const std::vector
     group_firsts.reserve(group.index.size());
     for (size_t i : group.index) group_firsts.push_back(momentum && firsts[i] ? 1 : 0);
     Issue("sgd_step", group,
-          Attrs(SgdSchema(), args.lr, args.momentum, args.dampening, args.weight_decay,
+          Attrs(kernels::SgdStepAttrs(), args.lr, args.momentum, args.dampening, args.weight_decay,
                 args.nesterov, args.maximize, group_firsts));
   }
   return left;

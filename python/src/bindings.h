@@ -181,6 +181,9 @@ void BindFastCalls(nb::module_& m, nb::handle tensor_type);
 void BindShapeCalls(nb::module_& m);
 // random_calls.cpp: the generators, the random factories, dropout, uniform_/normal_/bernoulli.
 void BindRandomCalls(nb::module_& m, nb::handle tensor_type);
+// A tensor, or a list or tuple of tensors (None entries: undefined tensors), for argument `arg` of
+// `fn`; TypeError naming them for anything else (functions.cpp).
+std::vector<Tensor> TensorList(nb::handle h, const char* fn, const char* arg);
 // optim_calls.cpp: _adam_step and _sgd_step, the multi-tensor steps of ofl.optim.
 void BindOptimCalls(nb::module_& m);
 // The op table's methods and functions (generated/python_ops.cpp, from ops/op_table.py).

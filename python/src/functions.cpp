@@ -13,6 +13,22 @@ namespace {
 
 using Release = GilRelease;
 
+nb::dict StatsDict(const MemoryStats& s) {
+  nb::dict d;
+  d["allocated_bytes"] = s.allocated_bytes;
+  d["reserved_bytes"] = s.reserved_bytes;
+  d["peak_allocated_bytes"] = s.peak_allocated_bytes;
+  d["peak_reserved_bytes"] = s.peak_reserved_bytes;
+  d["alloc_requests"] = s.alloc_requests;
+  d["cache_hits"] = s.cache_hits;
+  d["cache_misses"] = s.cache_misses;
+  d["ooms"] = s.ooms;
+  d["pending_free_bytes"] = s.pending_free_bytes;
+  return d;
+}
+
+}  // namespace
+
 std::vector<Tensor> TensorList(nb::handle h, const char* fn, const char* arg) {
   if (IsTensor(h)) return {TensorOf(h)};
   if (!PyTuple_Check(h.ptr()) && !PyList_Check(h.ptr())) {
@@ -35,22 +51,6 @@ std::vector<Tensor> TensorList(nb::handle h, const char* fn, const char* arg) {
   }
   return out;
 }
-
-nb::dict StatsDict(const MemoryStats& s) {
-  nb::dict d;
-  d["allocated_bytes"] = s.allocated_bytes;
-  d["reserved_bytes"] = s.reserved_bytes;
-  d["peak_allocated_bytes"] = s.peak_allocated_bytes;
-  d["peak_reserved_bytes"] = s.peak_reserved_bytes;
-  d["alloc_requests"] = s.alloc_requests;
-  d["cache_hits"] = s.cache_hits;
-  d["cache_misses"] = s.cache_misses;
-  d["ooms"] = s.ooms;
-  d["pending_free_bytes"] = s.pending_free_bytes;
-  return d;
-}
-
-}  // namespace
 
 void BindFunctions(nb::module_& m) {
   // A copy of a C-contiguous host array (numpy) as a tensor of `dtype` with the same item size;

@@ -16,29 +16,6 @@
 namespace ofl::python {
 namespace {
 
-// A list of tensors (None entries stay undefined tensors).
-std::vector<Tensor> TensorList(nb::handle h, const char* fn, const char* arg) {
-  if (!PyList_Check(h.ptr()) && !PyTuple_Check(h.ptr())) {
-    throw nb::type_error((std::string(fn) + "(): argument '" + arg + "' must be a list, not " +
-                          nb::type_name(h.type()).c_str())
-                             .c_str());
-  }
-  std::vector<Tensor> out;
-  for (nb::handle item : nb::borrow<nb::sequence>(h)) {
-    if (item.is_none()) {
-      out.emplace_back();
-    } else if (IsTensor(item)) {
-      out.push_back(TensorOf(item));
-    } else {
-      throw nb::type_error((std::string(fn) + "(): argument '" + arg + "' item " +
-                            std::to_string(out.size()) + " must be a Tensor or None, not " +
-                            nb::type_name(item.type()).c_str())
-                               .c_str());
-    }
-  }
-  return out;
-}
-
 std::vector<int64_t> Left(const std::vector<size_t>& left) {
   return std::vector<int64_t>(left.begin(), left.end());
 }

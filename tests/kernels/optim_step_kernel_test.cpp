@@ -73,31 +73,6 @@ std::vector<double> Rounded(const std::vector<double>& v, DType d) {
   return out;
 }
 
-const AttrSchema& AdamAttrSchema() {
-  static const AttrSchema* s = [] {
-    auto* a = new AttrSchema{{"lr", AttrType::kDouble},           {"beta1", AttrType::kDouble},
-                             {"beta2", AttrType::kDouble},        {"eps", AttrType::kDouble},
-                             {"weight_decay", AttrType::kDouble}, {"amsgrad", AttrType::kBool},
-                             {"decoupled", AttrType::kBool},      {"maximize", AttrType::kBool},
-                             {"steps", AttrType::kInts}};
-    a->set_op("adam_step");
-    return a;
-  }();
-  return *s;
-}
-
-const AttrSchema& SgdAttrSchema() {
-  static const AttrSchema* s = [] {
-    auto* a = new AttrSchema{{"lr", AttrType::kDouble},        {"momentum", AttrType::kDouble},
-                             {"dampening", AttrType::kDouble}, {"weight_decay", AttrType::kDouble},
-                             {"nesterov", AttrType::kBool},    {"maximize", AttrType::kBool},
-                             {"firsts", AttrType::kInts}};
-    a->set_op("sgd_step");
-    return a;
-  }();
-  return *s;
-}
-
 // Tensor sizes: a small one, one past the CPU kernel's parallel threshold, an empty one.
 const std::vector<int64_t>& Sizes() {
   static const std::vector<int64_t> s = {37, (64 << 10) + 5, 0};
@@ -168,7 +143,7 @@ TEST(OptimStepKernelTest, AdamMatchesTheFormulasForEveryFlagAndDType) {
         for (int j = 0; j < per; ++j) ctx.outputs.push_back(ops[i * each + 1 + j].arg);
       }
       ctx.attributes =
-          Attrs(AdamAttrSchema(), lr, b1, b2, eps, c.wd, c.amsgrad, c.decoupled, c.maximize, steps);
+          Attrs(AdamStepAttrs(), lr, b1, b2, eps, c.wd, c.amsgrad, c.decoupled, c.maximize, steps);
       RunKernel("adam_step", ctx);
       for (size_t i = 0; i < Sizes().size(); ++i) {
         for (int j = 0; j < per; ++j) {
@@ -242,7 +217,7 @@ TEST(OptimStepKernelTest, SgdMatchesTheFormulasForEveryFlagAndDType) {
         for (int j = 0; j < per; ++j) ctx.outputs.push_back(ops[i * each + 1 + j].arg);
       }
       ctx.attributes =
-          Attrs(SgdAttrSchema(), lr, c.momentum, c.dampening, c.wd, c.nesterov, c.maximize, firsts);
+          Attrs(SgdStepAttrs(), lr, c.momentum, c.dampening, c.wd, c.nesterov, c.maximize, firsts);
       RunKernel("sgd_step", ctx);
       for (size_t i = 0; i < Sizes().size(); ++i) {
         for (int j = 0; j < per; ++j) {
@@ -284,7 +259,7 @@ TEST(OptimStepKernelTest, BadArgumentsNameTheKernelAndTheValues) {
     ctx.inputs = {g.arg};
     ctx.outputs = {p.arg, m.arg, v.arg};
     ctx.attributes =
-        Attrs(AdamAttrSchema(), 0.1, 0.9, 0.999, 1e-8, wd, false, false, false, std::move(steps));
+        Attrs(AdamStepAttrs(), 0.1, 0.9, 0.999, 1e-8, wd, false, false, false, std::move(steps));
     return ctx;
   };
   ExpectStepError("adam_step", adam({0}), {"adam_step", "steps[0] is 0"});
@@ -314,8 +289,7 @@ TEST(OptimStepKernelTest, BadArgumentsNameTheKernelAndTheValues) {
   KernelContext sgd;
   sgd.inputs = {g.arg};
   sgd.outputs = {p.arg};
-  sgd.attributes =
-      Attrs(SgdAttrSchema(), 0.1, 0.9, 0.0, 0.0, false, false, std::vector<int64_t>{0});
+  sgd.attributes = Attrs(SgdStepAttrs(), 0.1, 0.9, 0.0, 0.0, false, false, std::vector<int64_t>{0});
   ExpectStepError("sgd_step", sgd, {"sgd_step", "2 * n outputs", "got 1 and 1"});
   KernelContext no_attrs;
   no_attrs.inputs = {g.arg};

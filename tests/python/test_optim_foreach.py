@@ -75,7 +75,8 @@ def test_float32_steps_follow_the_float64_steps(device):
 
 def test_the_step_calls_check_their_lists():
     p = params("cpu")
-    with pytest.raises(TypeError, match="_sgd_step.*'bufs' must be a list"):
+    with pytest.raises(TypeError,
+                       match="_sgd_step.*'bufs' must be a Tensor or a sequence of Tensors"):
         ofl._C._sgd_step(p, p, 3, [], 0.1, 0.0, 0.0, 0.0, False, False)
     with pytest.raises(ValueError, match="adam_step: grads has 1 entries for 3 parameters"):
         ofl._C._adam_step(p, p[:1], p, p, [], [1, 1, 1], 0.1, 0.9, 0.999, 1e-8, 0.0, False,
