@@ -1,13 +1,17 @@
 // The losses, made of public ops (autograd records the ops they are made of): mse_loss, nll_loss
 // and cross_entropy (class indices with weights, ignore_index and label smoothing, or class
 // probabilities), and the reduction argument every loss takes ("none", "mean", "sum", as
-// torch.nn.functional's).
+// torch.nn.functional's). The common cross_entropy (2-dim logits, class indices, "mean" or "sum",
+// no weights or smoothing) is one fused op where its kernel exists (ops/cross_entropy_op.cpp).
 #include <string>
 #include <vector>
 
+#include "kernels/kernel.h"
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/op_call.h"
+#include "ops/op_schema.h"
 
 namespace ofl {
 
@@ -183,6 +187,13 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
     return Reduce(loss, r);
   }
   CheckClassTarget("cross_entropy", input, target, weight);
+  if (label_smoothing == 0.0 && !weight.defined() && input.dim() == 2 && r != Reduction::kNone &&
+      kernels::TryFindKernel("cross_entropy", input.device().type()) != nullptr) {
+    // The common case as one kernel (ops/cross_entropy_op.cpp).
+    static const ops::OpSchema& fused = ops::BuiltinOp("cross_entropy");
+    return functional::Call(fused, {input, target},
+                            Attrs(fused.attrs, ignore_index, r == Reduction::kMean))[0];
+  }
   const Tensor logp = log_softmax(input, cdim);
   if (label_smoothing == 0.0) return nll_loss(logp, target, weight, reduction, ignore_index);
   const Targets t = TargetWeights("cross_entropy", input, target, weight, ignore_index);

@@ -106,6 +106,14 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (sw.ndim() != 1 && sw.ndim() != 2) {
     throw InvalidArgument("linear: weight must have 1 or 2 dims, got shape " + sw.str());
   }
+  if (sw.ndim() == 2 && bias.defined() && !x.is_global() && !weight.is_global() &&
+      !bias.is_global() && x.dim() == 2 && bias.dim() == 1 && x.shape()[1] == sw[1] &&
+      bias.shape()[0] == sw[0] && x.dtype() == weight.dtype() && bias.dtype() == x.dtype() &&
+      x.dtype() != DType::kBool && x.device() == weight.device() && x.device() == bias.device()) {
+    // One node whose gradient takes each input's own layout (ops/linear_op.cpp).
+    static const ops::OpSchema& op = ops::BuiltinOp("linear");
+    return functional::Call(op, std::vector<Tensor>{x, weight, bias}, Attrs(op.attrs))[0];
+  }
   const Tensor y = matmul(x, sw.ndim() == 2 ? weight.permute({1, 0}) : weight);
   return bias.defined() ? y + bias : y;
 }

@@ -532,6 +532,21 @@ TEST(GradCheckTest, SecondDerivativesThroughCreateGraph) {
       [&](auto& x) { return cross_entropy(x[0] * x[1], target, Tensor(), "mean", -100, 0.1); },
       {{2, 3}, {2, 3}}, 22);
   CheckSecondDerivatives(
+      "cross_entropy fused (mean, an ignored row)",
+      [&](auto& x) {
+        const Tensor t3 = ofl::tensor<int64_t>({2, -100}, Shape({2}), TestDevice());
+        // Scaled by a function of x: the backward's incoming gradient has a history too.
+        return cross_entropy(x[0] * x[1], t3) * x[0].sum() +
+               cross_entropy(x[1], target, Tensor(), "sum");
+      },
+      {{2, 3}, {2, 3}}, 28);
+  CheckSecondDerivatives(
+      "linear with its bias (one node)",
+      [](auto& x) {
+        return ofl::linear(tanh(x[0]), x[1], x[1].narrow(1, 0, 1).reshape({2}) * 2.0);
+      },
+      {{2, 3}, {2, 3}}, 29);
+  CheckSecondDerivatives(
       "mse_loss", [](auto& x) { return mse_loss(x[0] * x[0], x[1]); }, {{2, 3}, {2, 3}}, 23);
   const Tensor index = ofl::tensor<int64_t>({0, 2, 2, 1}, Shape({2, 2}), TestDevice());
   CheckSecondDerivatives(

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "oneflow_lite/autograd.h"
+#include "oneflow_lite/random.h"
 #include "tests/functional/functional_test_util.h"
 
 namespace ofl::testing {
@@ -160,6 +162,58 @@ TEST(ClassLossTest, GradientOfCrossEntropyIsSoftmaxMinusOneHot) {
   ExpectNear(x.grad().to_vector<double>(), {p[0], p[1], p[2] - 1, p[3] - 1, p[4], p[5]});
 }
 
+// The fused cross_entropy (2-dim logits, class indices, mean or sum) against the composition a
+// weight of ones takes: values, gradients, strided logits, ignored rows, float32, and a second
+// derivative through create_graph.
+TEST(ClassLossTest, FusedCrossEntropyMatchesTheComposedOne) {
+  manual_seed(3);
+  for (DType dtype : {DType::kFloat64, DType::kFloat32}) {
+    const double tol = dtype == DType::kFloat64 ? 1e-12 : 2e-6;
+    const Tensor base = randn(Shape({11, 37}), dtype, TestDevice());
+    for (bool strided : {false, true}) {
+      Tensor x = (strided ? base.permute({1, 0}) : base.permute({1, 0}).contiguous()).detach();
+      x.requires_grad_();
+      Tensor xc = x.detach().contiguous().requires_grad_();
+      std::vector<int64_t> tv(37);
+      for (int64_t i = 0; i < 37; ++i) tv[static_cast<size_t>(i)] = i % 5 == 0 ? -100 : i % 11;
+      const Tensor t = tensor<int64_t>(tv, Shape({37}), TestDevice());
+      const Tensor ones_w = ones(Shape({11}), dtype, TestDevice());
+      for (const char* r : {"mean", "sum"}) {
+        SCOPED_TRACE(std::string(r) + " " + to_string(dtype) + (strided ? " strided" : ""));
+        x.set_grad(Tensor());
+        xc.set_grad(Tensor());
+        const Tensor fused = cross_entropy(x, t, Tensor(), r);
+        const Tensor composed = cross_entropy(xc, t, ones_w, r);
+        EXPECT_EQ(fused.dtype(), dtype);
+        EXPECT_EQ(fused.dim(), 0);
+        const double a = fused.to(DType::kFloat64).to_vector<double>()[0];
+        const double b = composed.to(DType::kFloat64).to_vector<double>()[0];
+        EXPECT_NEAR(a, b, tol * std::abs(b));
+        (fused * 3.0).backward();
+        (composed * 3.0).backward();
+        const std::vector<double> ga =
+            x.grad().to(DType::kFloat64).contiguous().to_vector<double>();
+        const std::vector<double> gb = xc.grad().to(DType::kFloat64).to_vector<double>();
+        for (size_t i = 0; i < ga.size(); ++i) EXPECT_NEAR(ga[i], gb[i], tol) << "element " << i;
+      }
+    }
+  }
+  // A second derivative: d/dx of sum(grad^2), through the recorded backward.
+  Tensor x = randn(Shape({4, 3}), DType::kFloat64, TestDevice()).requires_grad_();
+  Tensor xc = x.detach().requires_grad_();
+  const Tensor t = tensor<int64_t>({0, 2, -100, 1}, Shape({4}), TestDevice());
+  const Tensor ones_w = ones(Shape({3}), DType::kFloat64, TestDevice());
+  const Tensor ga = autograd::grad({cross_entropy(x, t)}, {x}, {}, false, false, true)[0];
+  const Tensor gb = autograd::grad({cross_entropy(xc, t, ones_w)}, {xc}, {}, false, false, true)[0];
+  (ga * ga).sum().backward();
+  (gb * gb).sum().backward();
+  ExpectNear(x.grad().to_vector<double>(), xc.grad().to_vector<double>());
+  // Every row ignored: NaN for the mean, 0 for the sum; an empty batch as PyTorch's.
+  const Tensor none = tensor<int64_t>({-100, -100, -100, -100}, Shape({4}), TestDevice());
+  EXPECT_TRUE(std::isnan(cross_entropy(x, none).to_vector<double>()[0]));
+  EXPECT_EQ(cross_entropy(x, none, Tensor(), "sum").to_vector<double>()[0], 0.0);
+}
+
 TEST(ClassLossTest, OneHotAndIndexSelect) {
   const Tensor t = tensor<int64_t>({2, 0, 1}, Shape({3}), TestDevice());
   const Tensor h = one_hot(t);
@@ -242,7 +296,7 @@ TEST(ClassLossTest, ErrorsNameTheOpAndTheValues) {
         [&] {
           cross_entropy(x, tensor<int64_t>({0, 3}, Shape({2}), TestDevice())).to_vector<double>();
         },
-        {"gather: index 3 is out of bounds for dim 1 with size 3"});
+        {"cross_entropy: target 3 (row 1) is out of bounds for 3 classes"});
     try {
       ofl::sync();  // at most the error reported above, never a new one
     } catch (const Error&) {
