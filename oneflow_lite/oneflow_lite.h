@@ -14,6 +14,7 @@
 #include "oneflow_lite/optim.h"
 #include "oneflow_lite/placement.h"
 #include "oneflow_lite/random.h"
+#include "oneflow_lite/reductions.h"
 #include "oneflow_lite/shape.h"
 #include "oneflow_lite/tensor.h"
 #include "oneflow_lite/trace.h"

@@ -1,6 +1,6 @@
-// The reductions written by hand: max/min along a dim, whose op (max_dim, min_dim) gives values
-// and indices with the dim kept, and of the whole tensor; argmax/argmin, the indices alone (of the
-// flattened tensor for dim None).
+// The reductions written by hand: sum in a dtype (a cast, then sum); max/min along a dim, whose op
+// (max_dim, min_dim) gives values and indices with the dim kept, and of the whole tensor;
+// argmax/argmin, the indices alone (of the flattened tensor for dim None).
 #include <cstdint>
 #include <optional>
 #include <tuple>
@@ -9,6 +9,7 @@
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
 #include "oneflow_lite/functional/op_call.h"
+#include "oneflow_lite/reductions.h"
 #include "ops/op_schema.h"
 
 namespace ofl {
@@ -62,6 +63,12 @@ std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const {
 std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const {
   return ofl::min(*this, dim, keepdim);
 }
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim, DType dtype) {
+  functional::ImplOf("sum", x);  // names an undefined or global tensor
+  Tensor s = sum(x.to(dtype), dims, keepdim);
+  return s.dtype() == dtype ? s : s.to(dtype);  // an integer sum is int64: back to dtype
+}
+Tensor sum(const Tensor& x, DType dtype) { return sum(x, {}, false, dtype); }
 Tensor Tensor::max() const { return ofl::max(*this); }
 Tensor Tensor::min() const { return ofl::min(*this); }
 

@@ -88,7 +88,7 @@ from ._functions import (
 # The op table's module functions (ops/op_table.py): expand, repeat, reshape, permute, narrow,
 # sum, ...
 globals().update({_name: getattr(_C, _name) for _name in _C._op_functions})
-from ._functions import clamp, clip, max, min, linear, pow  # over the table's functions
+from ._functions import clamp, clip, max, min, linear, pow, sum  # over the table's functions
 from ._tensor import return_types
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode
 from . import autograd, sbp, trace

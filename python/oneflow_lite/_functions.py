@@ -1,6 +1,6 @@
 """The module functions written in Python: pow, add, sub, mul and div (a tensor or a number as either
 operand, through the operators), clamp/clip (optional bounds), max/min (whole, along a dim, or
-pairwise), linear and memory_snapshot. The op table's functions (ofl.expand, ofl.sum, ...) are generated
+pairwise), sum (with dtype=), linear and memory_snapshot. The op table's functions (ofl.expand, ofl.sum, ...) are generated
 (ops/op_table.py)."""
 
 import json
@@ -12,6 +12,14 @@ def _operand(a, fn):
     if not isinstance(a, _C.Tensor):
         raise TypeError(f"{fn}(): argument 'input' must be a Tensor, not {type(a).__name__}")
     return a
+
+
+def sum(input, *args, dtype=None, **kwargs):
+    """torch.sum(input, dim=None, keepdim=False, *, dtype=None): the op table's sum; with dtype,
+    input is cast to dtype first and the sum is of dtype (Tensor.sum)."""
+    if dtype is None:
+        return _C.sum(input, *args, **kwargs)
+    return _operand(input, "sum").sum(*args, dtype=dtype, **kwargs)
 
 
 def add(input, other):

@@ -438,9 +438,22 @@ def pow(self, exponent):
     return self ** exponent
 
 
+_table_sum = Tensor.sum  # the op table's method
+
+
+def sum(self, *args, dtype=None, **kwargs):
+    """torch's Tensor.sum(dim=None, keepdim=False, *, dtype=None): the op table's sum; with dtype,
+    self is cast to dtype first and the sum is of dtype (an integer sum wraps at its width)."""
+    if dtype is None:
+        return _table_sum(self, *args, **kwargs)
+    out = _table_sum(self.to(dtype), *args, **kwargs)
+    return out if out.dtype == dtype else out.to(dtype)
+
+
 Tensor.split = split
 Tensor.chunk = chunk
 Tensor.pow = pow
+Tensor.sum = sum
 
 
 _clamp_both = Tensor.clamp  # the op table's clamp(min, max): both bounds numbers

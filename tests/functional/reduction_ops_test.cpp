@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "oneflow_lite/reductions.h"
 #include "tests/functional/functional_test_util.h"
 
 namespace ofl::testing {
@@ -128,6 +129,36 @@ TEST(ReductionOpsTest, Logsumexp) {
   const std::vector<double> s = g.grad().to_vector<double>();
   EXPECT_NEAR(s[0], 0.25, 1e-12);
   EXPECT_NEAR(s[1], 0.75, 1e-12);
+}
+
+TEST(ReductionOpsTest, SumInADTypeCastsFirstAndReturnsThatDType) {
+  // int8 values summed in int32: no wrap at int8's width, an int32 result.
+  Tensor i8 = tensor<int8_t>({100, 100, 100, -1}, Shape({2, 2}), TestDevice());
+  Tensor s = sum(i8, {}, false, DType::kInt32);
+  EXPECT_EQ(s.dtype(), DType::kInt32);
+  EXPECT_EQ(s.to_vector<int32_t>(), std::vector<int32_t>{299});
+  EXPECT_EQ(sum(i8, {1}, true, DType::kInt32).to_vector<int32_t>(),
+            (std::vector<int32_t>{200, 99}));
+  EXPECT_EQ(sum(i8, {1}, true, DType::kInt32).shape(), Shape({2, 1}));
+  // An int32 sum wraps at int32's width, as PyTorch's.
+  Tensor big = tensor<int32_t>({2147483647, 1}, Shape({2}), TestDevice());
+  EXPECT_EQ(sum(big, DType::kInt32).to_vector<int32_t>()[0], -2147483647 - 1);
+  EXPECT_EQ(big.sum().to_vector<int64_t>()[0], 2147483648LL);  // int64 without a dtype
+  // A float16 tensor summed in float32 (no overflow at float16's 65504), and its gradient.
+  Tensor h = full(Shape({3}), 40000.0, DType::kFloat16, TestDevice()).requires_grad_();
+  Tensor f = sum(h, DType::kFloat32);
+  EXPECT_EQ(f.dtype(), DType::kFloat32);
+  EXPECT_EQ(f.to_vector<float>()[0], 120000.0f);
+  f.backward();
+  EXPECT_EQ(h.grad().dtype(), DType::kFloat16);
+  EXPECT_EQ(h.grad().to(DType::kFloat32).to_vector<float>(), (std::vector<float>{1, 1, 1}));
+  // In bool the sum is whether any element is nonzero, as torch.sum(x, dtype=torch.bool).
+  EXPECT_EQ(sum(i8, DType::kBool).to_vector<bool>(), std::vector<bool>{true});
+  EXPECT_EQ(sum(zeros(Shape({3}), DType::kFloat32, TestDevice()), DType::kBool).to_vector<bool>(),
+            std::vector<bool>{false});
+  ExpectInvalidArgument([&] { sum(Tensor(), DType::kInt32); },
+                        "sum: the input tensor is undefined");
+  ExpectRuntimeWorks();
 }
 
 TEST(ReductionOpsTest, BadInputsNameTheOpAndTheValues) {

@@ -87,3 +87,24 @@ def test_bad_inputs():
         x.min(x, keepdim=True)
     with pytest.raises(TypeError, match="argument 'dim' must be"):
         x.argmax(dim="a")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sum_with_dtype_casts_first_and_returns_that_dtype(device):
+    a = np.array([[100, 100], [100, -1]], dtype=np.int8)
+    x = ofl.tensor(a, device=device)
+    s = x.sum(dtype=ofl.int32)
+    assert s.dtype is ofl.int32 and s.item() == 299
+    r = ofl.sum(x, 1, keepdim=True, dtype=ofl.int32)
+    assert r.dtype is ofl.int32 and r.shape == (2, 1) and r.numpy().ravel().tolist() == [200, 99]
+    big = ofl.tensor(np.array([2**31 - 1, 1], dtype=np.int32), device=device)
+    assert big.sum(dtype=ofl.int32).item() == -(2**31)  # wraps at int32, as PyTorch's
+    assert big.sum().item() == 2**31 and big.sum().dtype is ofl.int64
+    h = ofl.full((3,), 40000.0, dtype=ofl.float16, device=device, requires_grad=True)
+    f = h.sum(dtype=ofl.float64)
+    assert f.dtype is ofl.float64 and f.item() == 120000.0
+    f.backward()
+    assert h.grad.dtype is ofl.float16 and h.grad.float().numpy().tolist() == [1.0, 1.0, 1.0]
+    assert x.sum(dtype=ofl.bool).item() is True  # any nonzero, as torch's
+    with pytest.raises(TypeError):
+        ofl.sum([1, 2], dtype=ofl.int32)
