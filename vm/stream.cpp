@@ -1,5 +1,7 @@
 #include "vm/stream.h"
 
+#include <algorithm>
+
 #include "vm/instruction.h"
 #include "vm/spin.h"
 #include "vm/virtual_machine.h"
@@ -143,11 +145,10 @@ bool Stream::PollCompletions() {
       return false;
     }
     if (!complete) return true;
-    // A thread in SyncAndPoll may have taken this work's fault from the device (a backend reports
-    // it once) and not yet failed the work with it (it needs pending_mu_, held here): finishing it
-    // now would report it clean and lose the fault. That thread polls once its wait is handled.
-    // (Checked after the query: a sync that took the fault counted itself before its wait.)
-    if (syncing_.load(std::memory_order_acquire) > 0) return true;
+    // A thread in SyncAndPoll on this instruction may have taken its fault from the device (a
+    // backend reports it once) and not yet failed it (it needs pending_mu_, held here): finishing
+    // it now would report it clean and lose the fault. That thread polls once its wait is handled.
+    if (std::find(syncing_.begin(), syncing_.end(), instr) != syncing_.end()) return true;
     pending_.pop_front();
     incomplete_.fetch_sub(1, std::memory_order_release);
     vm_->Finish(instr);
@@ -161,20 +162,26 @@ void Stream::SyncAndPoll(Instruction* instr) {
   // without recording one (its record failed) is done already, or is about to be.
   const NativeEvent event = instr->event_;
   if (!instr->done() && event != nullptr) {
-    syncing_.fetch_add(1, std::memory_order_acq_rel);
+    {
+      std::lock_guard<std::mutex> lock(pending_mu_);
+      syncing_.push_back(instr);
+    }
+    // Removes this thread's entry (one of possibly several for instr); pending_mu_ held.
+    auto leave = [this, instr] {
+      syncing_.erase(std::find(syncing_.begin(), syncing_.end(), instr));
+    };
     try {
       backend_->synchronize_event(event);
     } catch (const std::exception& e) {
       // The backend may report the fault only once (the sim's asynchronous error, CUDA's sticky
       // one): it is this stream's pending work's now, as if a query had thrown it.
-      {
-        std::lock_guard<std::mutex> lock(pending_mu_);
-        FailPendingLocked(e);
-      }
-      syncing_.fetch_sub(1, std::memory_order_acq_rel);
+      std::lock_guard<std::mutex> lock(pending_mu_);
+      FailPendingLocked(e);
+      leave();
       return;
     }
-    syncing_.fetch_sub(1, std::memory_order_acq_rel);
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    leave();
   }
   PollCompletions();
 }

@@ -144,9 +144,10 @@ class Stream {
   std::mutex pending_mu_;
   std::deque<Instruction*> pending_;
   std::atomic<int64_t> incomplete_{0};
-  // Threads inside SyncAndPoll's device wait (and, after a fault, until they have failed the
-  // pending work with it): PollCompletions finishes nothing while it is above 0.
-  std::atomic<int> syncing_{0};
+  // The instructions threads are waiting for inside SyncAndPoll, one entry a thread, kept until
+  // the thread has failed the work with a fault it took (guarded by pending_mu_): PollCompletions
+  // does not finish them (their waiters poll afterwards).
+  std::vector<Instruction*> syncing_;
   // The completion thread (asynchronous streams only) sleeps on pending_cv_ while pending_ is
   // empty; both flags are guarded by pending_mu_.
   std::condition_variable pending_cv_;

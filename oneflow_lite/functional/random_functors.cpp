@@ -4,6 +4,7 @@
 #include "oneflow_lite/random.h"
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -157,6 +158,42 @@ Tensor randperm(int64_t n, DType dtype, const Device& device) {
   }
   ops::CheckDType("randperm", dtype);
   if (dtype == DType::kBool) throw InvalidArgument("randperm: dtype bool is not supported");
+  // Every value 0 .. n - 1 must be exact in dtype, as PyTorch checks (an integer dtype up to its
+  // maximum + 1, a float one up to 2^significand bits).
+  int64_t most = std::numeric_limits<int64_t>::max();
+  switch (dtype) {
+    case DType::kUInt8:
+      most = 256;
+      break;
+    case DType::kInt8:
+      most = 128;
+      break;
+    case DType::kInt16:
+      most = 32768;
+      break;
+    case DType::kInt32:
+      most = int64_t{1} << 31;
+      break;
+    case DType::kFloat16:
+      most = 2048;
+      break;
+    case DType::kBFloat16:
+      most = 256;
+      break;
+    case DType::kFloat32:
+      most = int64_t{1} << 24;
+      break;
+    case DType::kFloat64:
+      most = int64_t{1} << 53;
+      break;
+    default:
+      break;
+  }
+  if (n > most) {
+    throw InvalidArgument("randperm: n " + std::to_string(n) + " is too large for dtype " +
+                          to_string(dtype) + " (at most " + std::to_string(most) +
+                          ", so that every value is exact)");
+  }
   const RngState s = Reserve(device, static_cast<uint64_t>(n));
   std::vector<int64_t> p(static_cast<size_t>(n));
   std::iota(p.begin(), p.end(), int64_t{0});

@@ -287,6 +287,14 @@ def _T(self):
     return self.permute(*range(self.ndim - 1, -1, -1))
 
 
+def t(self):
+    """torch's Tensor.t(): a 2-dim tensor transposed (a view); a 0- or 1-dim one as it is;
+    ValueError naming the dims for more."""
+    if self.ndim > 2:
+        raise ValueError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    return self if self.ndim < 2 else self.permute(1, 0)
+
+
 def _data(self):
     """A tensor on the same storage with no history (detach()), as torch's Tensor.data."""
     return self.detach()
@@ -358,6 +366,7 @@ Tensor.__reduce__ = __reduce__
 Tensor.__copy__ = __copy__
 Tensor.__deepcopy__ = __deepcopy__
 Tensor.T = property(_T)
+Tensor.t = t
 Tensor.data = property(_data)
 Tensor.element_size = element_size
 Tensor.__iter__ = __iter__

@@ -164,6 +164,11 @@ TEST(RandomTest, ErrorsNameTheFunctionAndTheValues) {
   ExpectThrowWith<InvalidArgument>([] { randint(INT64_MIN, INT64_MAX, Shape({2})); },
                                    {"randint", "wider than 2^63 - 1"});
   ExpectThrowWith<InvalidArgument>([] { randperm(-1); }, {"randperm", "-1"});
+  ExpectThrowWith<InvalidArgument>([] { randperm(257, DType::kUInt8); },
+                                   {"randperm: n 257 is too large for dtype uint8 (at most 256"});
+  ExpectThrowWith<InvalidArgument>([] { randperm(2049, DType::kFloat16); },
+                                   {"randperm", "float16", "at most 2048"});
+  EXPECT_EQ(randperm(256, DType::kUInt8, TestDevice()).numel(), 256);
   ExpectThrowWith<InvalidArgument>([] { ones(Shape({2}), DType::kInt64).uniform_(); },
                                    {"uniform_", "int64"});
   ExpectThrowWith<InvalidArgument>([] { ones(Shape({2})).uniform_(1, 0); },

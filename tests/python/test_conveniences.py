@@ -1,6 +1,6 @@
 """What a PyTorch user reaches for in the first hour, with PyTorch's behaviour: copy, deepcopy and
 pickle of tensors, devices and dtypes; devices as dict keys; tensor() of a range and of numpy
-scalars; the grad-mode switches as context managers and decorators; is_tensor, .T, .data and
+scalars; the grad-mode switches as context managers and decorators; is_tensor, .T, .t(), .data and
 element_size()."""
 
 import copy
@@ -132,6 +132,10 @@ def test_is_tensor_T_data_and_element_size(device):
     assert ofl.is_tensor(t) and not ofl.is_tensor(t.numpy()) and not ofl.is_tensor(1.0)
     assert t.T.shape == (3, 2) and t.T.tolist() == t.numpy().T.tolist()
     assert ofl.ones(2, 3, 4).T.shape == (4, 3, 2) and ofl.tensor(1.0).T.shape == ()
+    assert t.t().tolist() == t.numpy().T.tolist() and not t.t().is_contiguous()
+    assert ofl.ones(3).t().shape == (3,) and ofl.tensor(2.0).t().shape == ()
+    with pytest.raises(ValueError, match=r"t\(\) expects a tensor with <= 2 dimensions, but self is 3D"):
+        ofl.ones(2, 3, 4).t()
     d = t.data
     assert not d.requires_grad and d.is_leaf and d.tolist() == t.tolist()
     d.fill_(1.0)  # shares the storage

@@ -91,6 +91,8 @@ def test_errors():
         ofl.randint(4)
     with pytest.raises(TypeError, match=r"randint\(\): argument 'size' must be a tuple of ints, not int"):
         ofl.randint(0, 4, 3)
+    with pytest.raises(ofl.InvalidArgument, match=r"randperm: n 257 is too large for dtype uint8"):
+        ofl.randperm(257, dtype=ofl.uint8)
     with pytest.raises(ofl.InvalidArgument, match=r"dropout: probability has to be between 0 and 1"):
         ofl.dropout(ofl.ones(2), 2.0)
     with pytest.raises(ofl.InvalidArgument, match=r"set_rng_state: the state must be a uint8 tensor of 16 bytes"):
