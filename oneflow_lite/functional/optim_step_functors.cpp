@@ -52,7 +52,6 @@ std::vector<size_t> Sort(const char* kernel, const std::vector<Tensor>& params,
                          std::vector<Group>* groups) {
   std::vector<size_t> left;
   std::set<const void*> written;  // the storages some operand writes
-  std::vector<std::pair<size_t, Tensor>> taken;
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
     bool ok = p.defined() && !p.is_global() && p.is_contiguous() && StepDType(p.dtype()) &&
@@ -74,19 +73,22 @@ std::vector<size_t> Sort(const char* kernel, const std::vector<Tensor>& params,
       for (const void* s : mine) ok = ok && written.count(s) == 0;
       if (ok) written.insert(mine.begin(), mine.end());
     }
-    kernels::KernelFn fn = ok ? kernels::TryFindKernel(kernel, p.device().type()) : nullptr;
-    if (fn == nullptr) {
-      left.push_back(i);
-      continue;
-    }
     auto at = std::find_if(groups->begin(), groups->end(), [&](const Group& g) {
       return g.device == p.device() && g.dtype == p.dtype();
     });
-    if (at == groups->end()) {
-      at = groups->insert(groups->end(), Group{});
-      at->device = p.device();
-      at->dtype = p.dtype();
-      at->fn = fn;
+    if (ok && at == groups->end()) {
+      // The kernel is looked up once per group (the registry takes a lock).
+      kernels::KernelFn fn = kernels::TryFindKernel(kernel, p.device().type());
+      if (fn != nullptr) {
+        at = groups->insert(groups->end(), Group{});
+        at->device = p.device();
+        at->dtype = p.dtype();
+        at->fn = fn;
+      }
+    }
+    if (!ok || at == groups->end()) {
+      left.push_back(i);
+      continue;
     }
     Group& group = *at;
     group.index.push_back(i);

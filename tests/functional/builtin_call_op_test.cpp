@@ -134,5 +134,39 @@ TEST(BuiltinCallOpTest, BadAttrsNameTheOpAndTheValues) {
   ExpectRuntimeWorks();
 }
 
+// The fused linear and cross-entropy ops check their operands themselves when called directly
+// (ofl::linear and ofl::cross_entropy take them only for the shapes they fit).
+TEST(BuiltinCallOpTest, FusedLinearAndCrossEntropyRefuseOperandsThatDoNotFit) {
+  const Tensor x = Values({1, 2, 3, 4, 5, 6}, Shape({2, 3}));
+  const Tensor w = Values({1, 2, 3, 4, 5, 6}, Shape({2, 3}));
+  const Tensor b = Values({1, 2}, Shape({2}));
+  EXPECT_EQ(call_op("linear", {x, w, b})[0].shape(), Shape({2, 2}));
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        call_op("linear", {x, w, Values({1, 2, 3}, Shape({3}))});
+      },
+      {"linear: input (2,3) float32, weight (2,3) float32 and bias (3) float32 do not make a "
+       "linear layer"});
+  const Tensor t = ofl::tensor<int64_t>({0, 2}, Shape({2}), TestDevice());
+  const NamedAttrs attrs = {{"ignore_index", -100}, {"mean", true}};
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        call_op("cross_entropy", {b, t}, attrs);
+      },
+      {"cross_entropy: the logits must be 2-dim of a float dtype, got (2) float32"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        call_op("cross_entropy", {x, ofl::tensor<int32_t>({0, 2}, Shape({2}), TestDevice())},
+                attrs);
+      },
+      {"cross_entropy: the target must be int64 of shape (2), got (2) int32"});
+  ExpectThrowWith<InvalidArgument>(
+      [&] {
+        call_op("cross_entropy_backward", {x, t, b}, attrs);
+      },
+      {"cross_entropy_backward: the gradient must be 0-dim float32, got (2) float32"});
+  ExpectRuntimeWorks();
+}
+
 }  // namespace
 }  // namespace ofl::testing
