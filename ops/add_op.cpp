@@ -20,6 +20,9 @@ OpSchema MakeAddOp() {
     if (ctx.needs(1)) dx[1] = SumTo(g[0], ctx.input_info[1].shape);
     return dx;
   };
+  op.sbp_signature = [](const GlobalInputs& c) {
+    return ElementwiseSignature(c, PartialInputs::kAll);
+  };
   return op;
 }
 OFL_REGISTER_OP(MakeAddOp);

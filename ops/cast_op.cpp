@@ -24,6 +24,7 @@ OpSchema MakeCastOp() {
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
     return std::vector<Tensor>{g[0].to(ctx.input_info[0].dtype)};
   };
+  op.sbp = [](const GlobalCall& c) { return ElementwiseUnarySbp(c.in_sbp, PartialInputs::kNone); };
   return op;
 }
 OFL_REGISTER_OP(MakeCastOp);

@@ -44,6 +44,7 @@ OpSchema MakeClamp(const char* name, bool has_min, bool has_max) {
     }
     return std::vector<Tensor>{g[0] * inside.to(g[0].dtype())};
   };
+  op.sbp = [](const GlobalCall& c) { return ElementwiseUnarySbp(c.in_sbp, PartialInputs::kNone); };
   return op;
 }
 

@@ -28,6 +28,9 @@ OpSchema MakeDivOp() {
     if (ctx.needs(1)) dx[1] = SumTo(-g[0] * (a / b) / b, ctx.input_info[1].shape);
     return dx;
   };
+  op.sbp_signature = [](const GlobalInputs& c) {
+    return ElementwiseSignature(c, PartialInputs::kFirst);
+  };
   return op;
 }
 OFL_REGISTER_OP(MakeDivOp);

@@ -9,6 +9,7 @@
 #include "oneflow_lite/functional/functional.h"
 #include "ops/array_ops.h"
 #include "ops/reduce_dims.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::ops {
 namespace {
@@ -107,6 +108,13 @@ OpSchema AmaxOp(const char* name, bool is_max) {
     }
     const Tensor mask = eq(x, ctx.outputs[0].reshape(keep)).to(g[0].dtype());
     return std::vector<Tensor>{g[0].reshape(keep) * mask / mask.sum(dims, /*keepdim=*/true)};
+  };
+  // Global: a split on a reduced dim is boxed to broadcast first; partial_sum is reduced first.
+  op.sbp = [name = name](const GlobalCall& c) {
+    return InferReduceSbp(c.in_sbp,
+                          ReducedDims(name, c.logical_in.ndim(), c.attrs.get_ints("dims")),
+                          c.attrs.get_bool("keepdim"), /*split_gives_partial=*/false,
+                          /*partial_passes=*/false);
   };
   return op;
 }

@@ -12,6 +12,7 @@
 #include "ops/array_ops.h"
 #include "ops/op_schema.h"
 #include "ops/reduce_dims.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::ops {
 namespace {
@@ -58,6 +59,13 @@ OpSchema MakeLogsumexpOp() {
     const std::vector<int64_t> keep = KeepdimShape(shape, reduced).vec();
     return std::vector<Tensor>{g[0].reshape(keep) *
                                exp(ctx.inputs[0] - ctx.outputs[0].reshape(keep))};
+  };
+  // Global: a split on a reduced dim is boxed to broadcast first; partial_sum is reduced first.
+  op.sbp = [name = "logsumexp"](const GlobalCall& c) {
+    return InferReduceSbp(c.in_sbp,
+                          ReducedDims(name, c.logical_in.ndim(), c.attrs.get_ints("dims")),
+                          c.attrs.get_bool("keepdim"), /*split_gives_partial=*/false,
+                          /*partial_passes=*/false);
   };
   return op;
 }

@@ -11,6 +11,7 @@
 #include "ops/array_ops.h"
 #include "ops/op_schema.h"
 #include "ops/reduce_dims.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::ops {
 namespace {
@@ -44,6 +45,13 @@ OpSchema MakeMeanOp() {
     return std::vector<Tensor>{(g[0] / static_cast<double>(n))
                                    .reshape(KeepdimShape(shape, reduced).vec())
                                    .expand(shape.vec())};
+  };
+  // Global: a split on a reduced dim is boxed to broadcast first; partial_sum stays (linear).
+  op.sbp = [name = "mean"](const GlobalCall& c) {
+    return InferReduceSbp(c.in_sbp,
+                          ReducedDims(name, c.logical_in.ndim(), c.attrs.get_ints("dims")),
+                          c.attrs.get_bool("keepdim"), /*split_gives_partial=*/false,
+                          /*partial_passes=*/true);
   };
   return op;
 }

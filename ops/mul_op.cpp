@@ -26,6 +26,9 @@ OpSchema MakeMulOp() {
     if (ctx.needs(1)) dx[1] = SumTo(g[0] * ctx.inputs[0], ctx.input_info[1].shape);
     return dx;
   };
+  op.sbp_signature = [](const GlobalInputs& c) {
+    return ElementwiseSignature(c, PartialInputs::kOne);
+  };
   return op;
 }
 OFL_REGISTER_OP(MakeMulOp);

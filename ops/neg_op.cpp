@@ -9,9 +9,12 @@
 namespace ofl::ops {
 namespace {
 OpSchema MakeNegOp() {
-  return MakeUnaryOp(
+  OpSchema op = MakeUnaryOp(
       "neg", UnaryDTypes::kNumeric, 0, 0,
       [](const GradContext&, const std::vector<Tensor>& g) { return OneGrad(neg(g[0])); });
+  // Linear: -P is P.
+  op.sbp = [](const GlobalCall& c) { return ElementwiseUnarySbp(c.in_sbp, PartialInputs::kAll); };
+  return op;
 }
 OFL_REGISTER_OP(MakeNegOp);
 }  // namespace

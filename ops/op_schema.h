@@ -20,6 +20,7 @@
 #include "oneflow_lite/shape.h"
 #include "oneflow_lite/tensor.h"
 #include "ops/array_ops.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::ops {
 
@@ -74,6 +75,10 @@ using SbpFn = std::function<std::optional<Sbp>(const GlobalCall& call)>;
 // is its shard (physical_out) of the logical output under out_sbp.
 using LocalAttrsFn = std::function<Attrs(const GlobalCall& call, const Sbp& out_sbp,
                                          const Shape& physical_in, const Shape& physical_out)>;
+
+// Picks the signature for the inputs' SBPs (ops/sbp_rules.h); throws InvalidArgument (the same on
+// every rank) for a call the op refuses.
+using SbpSignatureFn = std::function<SbpSignature(const GlobalInputs& call)>;
 
 // The forms an op runs in: what the local stage of a call (oneflow_lite/functional/op_call.h) does
 // with it. A definition is exactly one of them, and what is peculiar to one op is data of its form.
@@ -204,6 +209,9 @@ struct OpSchema {
   // SBP signature for global inputs (single-input ops). Null: the op refuses global tensors.
   SbpFn sbp;
   LocalAttrsFn local_attrs;  // null: every rank passes the call's attrs
+  // SBP signatures of an op of several inputs (each rank passes the call's attrs). Null: the op
+  // refuses global tensors.
+  SbpSignatureFn sbp_signature;
 };
 
 // Registers a schema (kept for the life of the process). InvalidArgument when the name is taken.

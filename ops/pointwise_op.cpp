@@ -48,6 +48,9 @@ OpSchema MakePointwiseOp(const char* name, PointwiseDTypes dtypes, uint64_t save
   };
   op.save_inputs = save_inputs;
   op.backward = std::move(backward);
+  op.sbp_signature = [](const GlobalInputs& c) {
+    return ElementwiseSignature(c, PartialInputs::kNone);
+  };
   return op;
 }
 
@@ -79,6 +82,7 @@ OpSchema MakePointwiseUnaryOp(const char* name, PointwiseDTypes dtypes) {
   op.infer1 = [name, dtypes](const TensorMeta& x, const Attrs&) {
     return TensorMeta{x.shape, OutputDType(name, dtypes, x.dtype)};
   };
+  op.sbp = [](const GlobalCall& c) { return ElementwiseUnarySbp(c.in_sbp, PartialInputs::kNone); };
   return op;
 }
 

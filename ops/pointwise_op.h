@@ -1,7 +1,7 @@
 // The definitions the pointwise ops share (kernels/pointwise_ops.h's family; each op is one file,
 // ops/<name>_op.cpp, giving its name, its dtypes and its backward): inputs broadcast to one shape,
 // cast at the entry to their promoted type (PyTorch's result_type), the kernel of the op's name,
-// refusing global inputs until they get an SBP rule.
+// on global tensors the elementwise SBP signatures (ops/sbp_rules.h), no partial_sum passing.
 #pragma once
 
 #include <cstdint>

@@ -186,4 +186,93 @@ std::vector<int64_t> PhysicalRepeatBackwardRepeats(const Sbp& dy, const Shape& l
   return out;
 }
 
+std::optional<Sbp> InferReduceSbp(const Sbp& in, const std::vector<bool>& reduced, bool keepdim,
+                                  bool split_gives_partial, bool partial_passes) {
+  if (in.is_broadcast()) return in;
+  if (in.is_partial_sum()) return partial_passes ? std::optional<Sbp>(in) : std::nullopt;
+  const int a = in.axis();
+  if (a < static_cast<int>(reduced.size()) && reduced[static_cast<size_t>(a)]) {
+    return split_gives_partial ? std::optional<Sbp>(Sbp::partial_sum()) : std::nullopt;
+  }
+  if (keepdim) return in;
+  int dropped = 0;
+  for (int d = 0; d < a; ++d) dropped += reduced[static_cast<size_t>(d)] ? 1 : 0;
+  return Sbp::split(a - dropped);
+}
+
+std::optional<Sbp> ElementwiseUnarySbp(const Sbp& in, PartialInputs partial) {
+  if (in.is_partial_sum() && partial != PartialInputs::kAll) return std::nullopt;
+  return in;
+}
+
+namespace {
+
+// Elements moved (in units of the input's element count) to box `from` into `to`; the collective
+// each boxing runs is docs/global-tensors.md's.
+double BoxingCost(const Sbp& from, const Sbp& to, double n) {
+  if (from == to || to.is_partial_sum()) return 0;  // S->P and B->P fill locally
+  if (to.is_broadcast()) return from.is_partial_sum() ? 2 * n : n;
+  return from.is_broadcast() ? 0 : n;  // to a split: B slices locally; P and S(other) move
+}
+
+// The input's dim under output dim d (right-aligned), or -1 when it has none or is broadcast
+// along it (size 1 where the output's is not).
+int AlignedSplitDim(const Shape& in, const Shape& out, int d) {
+  const int a = d - (out.ndim() - in.ndim());
+  if (a < 0 || in[a] != out[d]) return -1;
+  return a;
+}
+
+}  // namespace
+
+SbpSignature ElementwiseSignature(const GlobalInputs& call, PartialInputs partial) {
+  const std::vector<Shape>& in = call.logical_in;
+  const std::vector<Sbp>& sbp = call.in_sbp;
+  const Shape& out = call.logical_out;
+  const size_t n = in.size();
+  std::vector<SbpSignature> candidates;
+  // split(d) for each output dim an input splits at full size, in input order.
+  for (size_t i = 0; i < n; ++i) {
+    if (!sbp[i].is_split()) continue;
+    const int d = sbp[i].axis() + (out.ndim() - in[i].ndim());
+    if (d < 0 || AlignedSplitDim(in[i], out, d) < 0) continue;
+    bool seen = false;
+    for (const SbpSignature& c : candidates) seen = seen || c.out == Sbp::split(d);
+    if (seen) continue;
+    SbpSignature c{{}, Sbp::split(d)};
+    for (size_t j = 0; j < n; ++j) {
+      const int a = AlignedSplitDim(in[j], out, d);
+      c.in.push_back(a < 0 ? Sbp::broadcast() : Sbp::split(a));
+    }
+    candidates.push_back(std::move(c));
+  }
+  // partial_sum, where an input is partial_sum already and the op is linear in it.
+  for (size_t i = 0; i < n && partial != PartialInputs::kNone; ++i) {
+    if (!sbp[i].is_partial_sum()) continue;
+    if (partial == PartialInputs::kFirst && i != 0) continue;
+    SbpSignature c{std::vector<Sbp>(n, Sbp::broadcast()), Sbp::partial_sum()};
+    if (partial == PartialInputs::kAll) {
+      c.in.assign(n, Sbp::partial_sum());
+    } else {
+      c.in[i] = Sbp::partial_sum();
+    }
+    candidates.push_back(std::move(c));
+    if (partial == PartialInputs::kAll) break;
+  }
+  candidates.push_back(SbpSignature{std::vector<Sbp>(n, Sbp::broadcast()), Sbp::broadcast()});
+  size_t best = 0;
+  double best_cost = 0;
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    double cost = 0;
+    for (size_t j = 0; j < n; ++j) {
+      cost += BoxingCost(sbp[j], candidates[k].in[j], static_cast<double>(in[j].numel()));
+    }
+    if (k == 0 || cost < best_cost) {
+      best = k;
+      best_cost = cost;
+    }
+  }
+  return std::move(candidates[best]);
+}
+
 }  // namespace ofl::ops

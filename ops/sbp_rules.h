@@ -81,4 +81,50 @@ std::optional<Sbp> InferRepeatBackwardSbp(const Sbp& dy, const Shape& logical_in
 std::vector<int64_t> PhysicalRepeatBackwardRepeats(const Sbp& dy, const Shape& logical_in,
                                                    IntList repeats, const Shape& physical_dy);
 
+// How an op of several inputs runs on global tensors (every input global over one placement):
+// what each rank knows of the call, the same on every rank.
+struct GlobalInputs {
+  const std::vector<Shape>& logical_in;
+  const std::vector<Sbp>& in_sbp;
+  const Shape& logical_out;
+  const Attrs& attrs;
+};
+// The SBPs the inputs are boxed to (each rank then runs the local op on its shards, with the
+// call's attributes) and the output's SBP under them.
+struct SbpSignature {
+  std::vector<Sbp> in;
+  Sbp out = Sbp::broadcast();
+};
+
+// A reduction over the dims `reduced` marks (sum, mean, amax, logsumexp, softmax's rows): broadcast
+// stays broadcast; a split on a kept dim passes (moved down past the dropped dims unless keepdim);
+// a split on a reduced dim gives partial_sum when split_gives_partial (sum: each rank sums its
+// part into a full-shape result), else nullopt (box to broadcast first); partial_sum passes when
+// partial_passes (a linear reduction: sum, mean), else nullopt.
+std::optional<Sbp> InferReduceSbp(const Sbp& in, const std::vector<bool>& reduced, bool keepdim,
+                                  bool split_gives_partial, bool partial_passes);
+
+// Which inputs of an elementwise op may be partial_sum: those the op is linear in, with the
+// others as the op needs them.
+enum class PartialInputs : uint8_t {
+  kNone,   // no partial_sum passes (comparisons, maximum, exp, ...)
+  kAll,    // every input partial_sum gives partial_sum (add and sub: P + P, P - P; neg: -P)
+  kOne,    // one input partial_sum and the others broadcast (mul: P * B)
+  kFirst,  // input 0 partial_sum and the others broadcast (div: P / B)
+};
+
+// A single-input elementwise op: a split or broadcast passes through; partial_sum passes when the
+// op is linear (kAll), else nullopt (box to broadcast first).
+std::optional<Sbp> ElementwiseUnarySbp(const Sbp& in, PartialInputs partial);
+
+// An elementwise op over inputs broadcast to logical_out (numpy's right-aligned rule): the
+// signature reached with the fewest bytes moved by boxing. Candidates: split(d) for every output
+// dim d that an input splits at full size (every input then split on its own dim d where it has
+// d's full size, broadcast where it has size 1 or no such dim), partial_sum as `partial` allows
+// (only when an input is partial_sum already), and broadcast for all. The costs, in elements of
+// the input boxed, follow the collectives boxing runs: S->B and S->S(other) and P->S one tensor,
+// P->B two (an all-reduce), B->S, B->P and S->P none (local). Ties go to the earlier candidate, in
+// the order above, so every rank picks the same.
+SbpSignature ElementwiseSignature(const GlobalInputs& call, PartialInputs partial);
+
 }  // namespace ofl::ops

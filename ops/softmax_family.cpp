@@ -6,6 +6,7 @@
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/functional/functional.h"
 #include "ops/reduce_dims.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::ops {
 
@@ -34,6 +35,15 @@ OpSchema SoftmaxOp(const char* name, bool is_log) {
     const Tensor& y = ctx.outputs[0];
     if (is_log) return std::vector<Tensor>{g[0] - y.exp() * g[0].sum(dims, /*keepdim=*/true)};
     return std::vector<Tensor>{y * (g[0] - (g[0] * y).sum(dims, /*keepdim=*/true))};
+  };
+  // Global: a split on any dim but the rows' passes; a split on it, or partial_sum, is boxed to
+  // broadcast first.
+  op.sbp = [name](const GlobalCall& c) {
+    const int ndim = c.logical_in.ndim();
+    std::vector<bool> row(static_cast<size_t>(ndim), false);
+    if (ndim > 0) row[static_cast<size_t>(WrapDim(name, c.attrs.get_int("dim"), ndim))] = true;
+    return InferReduceSbp(c.in_sbp, row, /*keepdim=*/true, /*split_gives_partial=*/false,
+                          /*partial_passes=*/false);
   };
   return op;
 }

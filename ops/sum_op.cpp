@@ -11,6 +11,7 @@
 #include "ops/array_ops.h"
 #include "ops/op_schema.h"
 #include "ops/reduce_dims.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::ops {
 namespace {
@@ -39,6 +40,13 @@ OpSchema MakeSumOp() {
     const Shape& in = ctx.input_info[0].shape;
     const Shape keep = KeepdimShape(in, ReducedDims("sum", in.ndim(), ctx.attrs.get_ints("dims")));
     return std::vector<Tensor>{g[0].reshape(keep.vec()).expand(in.vec())};
+  };
+  // Global: a split on a summed dim gives partial sums; partial_sum stays (sum is linear).
+  op.sbp = [](const GlobalCall& c) {
+    return InferReduceSbp(c.in_sbp,
+                          ReducedDims("sum", c.logical_in.ndim(), c.attrs.get_ints("dims")),
+                          c.attrs.get_bool("keepdim"), /*split_gives_partial=*/true,
+                          /*partial_passes=*/true);
   };
   return op;
 }

@@ -30,6 +30,7 @@ OpSchema MakeUnaryOp(const char* name, UnaryDTypes dtypes, uint64_t save_inputs,
   op.save_inputs = save_inputs;
   op.save_outputs = save_outputs;
   op.backward = std::move(backward);
+  op.sbp = [](const GlobalCall& c) { return ElementwiseUnarySbp(c.in_sbp, PartialInputs::kNone); };
   return op;
 }
 

@@ -1,7 +1,7 @@
 // The definition every elementwise-unary op shares (each op is one file, ops/<name>_op.cpp, that
 // gives its name, its dtypes and its backward): one input, one output of the input's shape and
-// dtype, the kernel of the op's name (kernels/unary_ops.h's family), refusing global inputs until
-// they get an SBP rule.
+// dtype, the kernel of the op's name (kernels/unary_ops.h's family). On global tensors a split or
+// broadcast passes through and partial_sum is boxed to broadcast first (neg, linear, keeps it).
 #pragma once
 
 #include <cstdint>

@@ -44,6 +44,9 @@ OpSchema MakeWhereOp() {
     if (ctx.needs(2)) dx[2] = SumTo(where(c, zero, g[0]), ctx.input_info[2].shape);
     return dx;
   };
+  op.sbp_signature = [](const GlobalInputs& c) {
+    return ElementwiseSignature(c, PartialInputs::kNone);
+  };
   return op;
 }
 OFL_REGISTER_OP(MakeWhereOp);

@@ -7,6 +7,8 @@
 
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/global_protocol.h"
+#include "oneflow_lite/functional/global_util.h"
 #include "oneflow_lite/functional/op_call.h"
 #include "ops/array_ops.h"
 
@@ -86,14 +88,26 @@ Tensor operator-(const Tensor& a) {
 }
 
 Tensor wrapped_number(const char* op, Scalar value, const Tensor& like) {
-  const TensorImpl& impl = ImplOf(op, like);
+  const TensorImpl& impl = functional::LocalImplOf(op, like);
   DType dtype = impl.dtype();
   if (value.is_floating_point() && !is_floating_point(dtype)) {
     dtype = DType::kFloat32;
   } else if (value.kind() != Scalar::Kind::kBool && dtype == DType::kBool) {
     dtype = value.is_floating_point() ? DType::kFloat32 : DType::kInt64;
   }
-  return Full(op, Shape(std::vector<int64_t>{}), value, dtype, impl.device());
+  const Shape scalar(std::vector<int64_t>{});
+  if (const GlobalMeta* g = impl.global().get()) {
+    // Every rank passes the same number (one program on every rank): a broadcast 0-dim tensor
+    // over like's placement, made locally.
+    if (!g->placement.contains(ofl::rank())) {
+      return functional::GlobalOverShard(functional::EmptyShard(dtype), g->placement,
+                                         Sbp::broadcast(), scalar);
+    }
+    return functional::GlobalOverShard(
+        Full(op, scalar, value, dtype, functional::PlacementDevice(g->placement)), g->placement,
+        Sbp::broadcast(), scalar);
+  }
+  return Full(op, scalar, value, dtype, impl.device());
 }
 
 Tensor full(const Shape& shape, Scalar value, DType dtype, const Device& device) {

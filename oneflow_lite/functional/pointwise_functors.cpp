@@ -19,7 +19,7 @@ namespace {
 template <class... Bounds>
 Tensor Clamp(const char* name, const Tensor& x, const Bounds&... bounds) {
   static_assert(sizeof...(Bounds) >= 1, "a bound at least");
-  const DType dtype = functional::ImplOf(name, x).dtype();
+  const DType dtype = functional::LocalImplOf(name, x).dtype();
   DType to = dtype;
   if ((bounds.is_floating_point() || ...) && !is_floating_point(dtype) && dtype != DType::kBool) {
     to = DType::kFloat32;

@@ -311,5 +311,50 @@ TEST(RepeatBackwardSbpTest, Errors) {
       {"repeat_backward", "physical_dy (4)", "1 dims", "(1,2)"});
 }
 
+// The signature ElementwiseSignature picks for inputs of shapes `in` with SBPs `sbp`.
+SbpSignature Pick(const std::vector<Shape>& in, const std::vector<Sbp>& sbp, const Shape& out,
+                  PartialInputs partial) {
+  return ElementwiseSignature(GlobalInputs{in, sbp, out, Attrs()}, partial);
+}
+
+void ExpectSignature(const SbpSignature& got, const std::vector<Sbp>& in, const Sbp& out) {
+  EXPECT_EQ(got.out, out) << got.out.str();
+  ASSERT_EQ(got.in.size(), in.size());
+  for (size_t i = 0; i < in.size(); ++i) EXPECT_EQ(got.in[i], in[i]) << "input " << i;
+}
+
+TEST(ElementwiseSignatureTest, SplitsPassWhereEveryInputCanFollow) {
+  const Shape m({6, 4}), row({4}), col({6, 1});
+  ExpectSignature(Pick({m, m}, {S(0), S(0)}, m, PartialInputs::kNone), {S(0), S(0)}, S(0));
+  // A broadcast input is sliced locally (free); a bias without the split dim stays broadcast.
+  ExpectSignature(Pick({m, m}, {kB, S(1)}, m, PartialInputs::kNone), {S(1), S(1)}, S(1));
+  ExpectSignature(Pick({m, row}, {S(0), kB}, m, PartialInputs::kAll), {S(0), kB}, S(0));
+  // The bias's split on its only dim is the output's dim 1; the column broadcasts along it.
+  ExpectSignature(Pick({col, row}, {kB, S(0)}, m, PartialInputs::kNone), {kB, S(0)}, S(1));
+  // A split input broadcast along the split dim (size 1) cannot pass: the other split wins.
+  ExpectSignature(Pick({col, m}, {S(1), S(0)}, m, PartialInputs::kNone), {S(0), S(0)}, S(0));
+  // Two different splits: the cheaper boxing (the smaller input moves).
+  const Shape big({6, 40}), small({1, 40});
+  ExpectSignature(Pick({big, small}, {S(0), S(1)}, big, PartialInputs::kNone), {S(0), kB}, S(0));
+  ExpectSignature(Pick({m, m}, {S(0), S(1)}, m, PartialInputs::kNone), {S(0), S(0)}, S(0));
+}
+
+TEST(ElementwiseSignatureTest, PartialSumPassesOnlyWhereTheOpIsLinear) {
+  const Shape m({6, 4});
+  ExpectSignature(Pick({m, m}, {kP, kP}, m, PartialInputs::kAll), {kP, kP}, kP);
+  ExpectSignature(Pick({m, m}, {kP, kB}, m, PartialInputs::kAll), {kP, kP}, kP);
+  ExpectSignature(Pick({m, m}, {kB, kP}, m, PartialInputs::kOne), {kB, kP}, kP);
+  ExpectSignature(Pick({m, m}, {kP, kB}, m, PartialInputs::kFirst), {kP, kB}, kP);
+  // Not linear in the divisor, nor in both factors at once, nor at all: reduced first.
+  ExpectSignature(Pick({m, m}, {kB, kP}, m, PartialInputs::kFirst), {kB, kB}, kB);
+  ExpectSignature(Pick({m, m}, {kP, kP}, m, PartialInputs::kOne), {kP, kB}, kP);
+  ExpectSignature(Pick({m, m}, {kP, kB}, m, PartialInputs::kNone), {kB, kB}, kB);
+  // A split and a partial_sum: reduce-scattering the P costs what gathering the S does; S first.
+  ExpectSignature(Pick({m, m}, {S(0), kP}, m, PartialInputs::kOne), {S(0), S(0)}, S(0));
+  EXPECT_EQ(ElementwiseUnarySbp(kP, PartialInputs::kNone), std::nullopt);
+  EXPECT_EQ(ElementwiseUnarySbp(kP, PartialInputs::kAll), kP);
+  EXPECT_EQ(ElementwiseUnarySbp(S(2), PartialInputs::kNone), S(2));
+}
+
 }  // namespace
 }  // namespace ofl::ops::testing

@@ -1,7 +1,7 @@
 """Global tensors from Python, under 1 rank (the plain pytest run) and under mpiexec with 2 and
 4 ranks (tools/ofl.sh): every boxing pair between split(0), split(1), broadcast and partial_sum on
-cpu and sim placements, to_local, the placement and sbp objects, and gradients refused with the C++
-message on every rank alike."""
+cpu and sim placements, to_local, the placement and sbp objects, elementwise ops on global tensors,
+and gradients refused with the C++ message on every rank alike."""
 
 import os
 
@@ -96,15 +96,55 @@ def test_an_op_on_a_global_tensor_gives_the_gil_up_for_the_call():
         assert _C._gil_releases() > before, f"{name} on a global tensor kept the GIL"
 
 
-def test_unary_pointwise_ops_and_casts_refuse_global_inputs_on_every_rank():
-    # Their SBP rules come with distributed training; until then each rank raises the same error.
+@pytest.mark.parametrize("placement", [PLACEMENT, SIM_PLACEMENT], ids=["cpu", "sim"])
+@pytest.mark.parametrize("sbp", SBPS, ids=repr)
+def test_elementwise_ops_and_casts_on_global_tensors_give_the_logical_value(sbp, placement):
+    # Each rank computes its shard under the op's SBP signature (ops/sbp_rules.h); the logical
+    # value is numpy's on the whole tensor.
+    g = make_global(sbp, placement)
+    s0 = make_global(ofl.sbp.split(0), placement)
+    device = MY_SIM if placement == SIM_PLACEMENT else "cpu"
+    bias = ofl.ones(3, device=device).to_global(placement=placement, sbp=ofl.sbp.broadcast)
+    x = logical()
+    for call, want in (
+        (ofl.exp, np.exp(x)),
+        (lambda t: ofl.relu(t - 5) + 5, np.maximum(x - 5, 0) + 5),
+        (lambda t: t.double(), x.astype(np.float64)),
+        (lambda t: t > 6, x > 6),
+        (lambda t: ofl.maximum(t, s0 * 0.5), np.maximum(x, x * 0.5)),
+        (lambda t: t.clamp(2, 5), np.clip(x, 2, 5)),
+        (lambda t: t.clamp(max=4), np.minimum(x, 4)),
+        (lambda t: 2 * t - t / 4 + 1, 2 * x - x / 4 + 1),
+        (lambda t: t * s0, x * x),
+        (lambda t: t + bias, x + 1),
+    ):
+        got = call(g)
+        assert got.is_global and got.placement == placement
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("sbp", SBPS, ids=repr)
+def test_reductions_and_softmax_on_global_tensors_give_the_logical_value(sbp):
+    g = make_global(sbp)
+    x = logical()
+    for call, want in (
+        (lambda t: t.sum(), x.sum()),
+        (lambda t: t.sum(0), x.sum(0)),
+        (lambda t: t.mean(1, keepdim=True), x.mean(1, keepdims=True)),
+        (lambda t: ofl.amax(t, 0), x.max(0)),
+        (lambda t: ofl.softmax(t * 0.1, 1), np.exp(x * 0.1) / np.exp(x * 0.1).sum(1, keepdims=True)),
+    ):
+        got = call(g)
+        assert got.is_global
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-5)
+
+
+def test_elementwise_ops_refuse_local_and_global_inputs_together_on_every_rank():
     g = make_global(ofl.sbp.split(0))
-    for call, name in ((ofl.exp, "exp"), (ofl.relu, "relu"), (lambda t: t.double(), "cast"),
-                       (lambda t: t > 0, "gt"), (lambda t: ofl.maximum(t, t), "maximum"),
-                       (lambda t: t.clamp(0, 1), "clamp"), (lambda t: t.clamp(max=1), "clamp_max")):
-        with pytest.raises(ofl.InvalidArgument, match=name + r": not available for a global tensor"):
-            call(g)
-    assert g.to_local().shape == (4, 3)
+    with pytest.raises(ofl.InvalidArgument, match=r"add: input 1 is a local tensor but input 0 is global"):
+        g + ofl.tensor(logical())
+    # The ranks are still in step.
+    np.testing.assert_array_equal((g + g).numpy(), 2 * logical())
 
 
 def test_gradients_refused_on_every_rank():
