@@ -116,7 +116,7 @@ TEST(GlobalElementwiseTest, OutputSbpsFollowTheCheapestSignature) {
   EXPECT_EQ((ps * 3.0).sbp(), Sbp::partial_sum());
   EXPECT_EQ((ps + 3.0).sbp(), Sbp::partial_sum());
   EXPECT_EQ((-ps).sbp(), Sbp::partial_sum());
-  EXPECT_EQ((b / ps).sbp(), Sbp::broadcast());  // not linear in the divisor
+  EXPECT_EQ((b / ps).sbp(), Sbp::broadcast());     // not linear in the divisor
   EXPECT_EQ((ps * ps).sbp(), Sbp::partial_sum());  // one factor reduced
   EXPECT_EQ(maximum(ps, b).sbp(), Sbp::broadcast());
   EXPECT_EQ(ps.exp().sbp(), Sbp::broadcast());

@@ -59,29 +59,33 @@ TEST(GlobalReduceTest, SumAndMeanOverEveryDimSet) {
         for (int d = 0; d < s.axis(); ++d) dropped += reduced[static_cast<size_t>(d)] ? 1 : 0;
         return keepdim ? s : Sbp::split(s.axis() - dropped);
       };
-      const std::string what = "dims " + std::to_string(dims.size()) + " keepdim " +
-                               std::to_string(keepdim);
-      Check("sum " + what, shape, [&](const Tensor& x) { return x.sum(dims, keepdim); },
-            [&](const Sbp& s) {
-              if (!s.is_split()) return s;
-              return reduced[static_cast<size_t>(s.axis())] ? Sbp::partial_sum() : kept(s);
-            });
-      Check("mean " + what, shape, [&](const Tensor& x) { return x.mean(dims, keepdim); },
-            [&](const Sbp& s) {
-              if (!s.is_split()) return s;
-              return reduced[static_cast<size_t>(s.axis())] ? Sbp::broadcast() : kept(s);
-            });
-      Check("amax " + what, shape, [&](const Tensor& x) { return amax(x, dims, keepdim); },
-            [&](const Sbp& s) {
-              if (!s.is_split()) return Sbp::broadcast();
-              return reduced[static_cast<size_t>(s.axis())] ? Sbp::broadcast() : kept(s);
-            });
-      Check("logsumexp " + what, shape,
-            [&](const Tensor& x) { return logsumexp(x * 0.3, dims, keepdim); },
-            [&](const Sbp& s) {
-              if (!s.is_split()) return Sbp::broadcast();  // a partial x * 0.3 is reduced first
-              return reduced[static_cast<size_t>(s.axis())] ? Sbp::broadcast() : kept(s);
-            });
+      const std::string what =
+          "dims " + std::to_string(dims.size()) + " keepdim " + std::to_string(keepdim);
+      Check(
+          "sum " + what, shape, [&](const Tensor& x) { return x.sum(dims, keepdim); },
+          [&](const Sbp& s) {
+            if (!s.is_split()) return s;
+            return reduced[static_cast<size_t>(s.axis())] ? Sbp::partial_sum() : kept(s);
+          });
+      Check(
+          "mean " + what, shape, [&](const Tensor& x) { return x.mean(dims, keepdim); },
+          [&](const Sbp& s) {
+            if (!s.is_split()) return s;
+            return reduced[static_cast<size_t>(s.axis())] ? Sbp::broadcast() : kept(s);
+          });
+      Check(
+          "amax " + what, shape, [&](const Tensor& x) { return amax(x, dims, keepdim); },
+          [&](const Sbp& s) {
+            if (!s.is_split()) return Sbp::broadcast();
+            return reduced[static_cast<size_t>(s.axis())] ? Sbp::broadcast() : kept(s);
+          });
+      Check(
+          "logsumexp " + what, shape,
+          [&](const Tensor& x) { return logsumexp(x * 0.3, dims, keepdim); },
+          [&](const Sbp& s) {
+            if (!s.is_split()) return Sbp::broadcast();  // a partial x * 0.3 is reduced first
+            return reduced[static_cast<size_t>(s.axis())] ? Sbp::broadcast() : kept(s);
+          });
     }
   }
 }
@@ -93,10 +97,12 @@ TEST(GlobalReduceTest, SoftmaxAndLogSoftmaxAlongEveryDim) {
     auto want = [row](const Sbp& s) {
       return s.is_split() && s.axis() != row ? s : Sbp::broadcast();
     };
-    Check("softmax " + std::to_string(dim), shape,
-          [dim](const Tensor& x) { return softmax(x * 0.5, dim); }, want);
-    Check("log_softmax " + std::to_string(dim), shape,
-          [dim](const Tensor& x) { return log_softmax(x * 0.5, dim); }, want);
+    Check(
+        "softmax " + std::to_string(dim), shape,
+        [dim](const Tensor& x) { return softmax(x * 0.5, dim); }, want);
+    Check(
+        "log_softmax " + std::to_string(dim), shape,
+        [dim](const Tensor& x) { return log_softmax(x * 0.5, dim); }, want);
   }
 }
 
