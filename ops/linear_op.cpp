@@ -11,6 +11,7 @@
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/functional/functional.h"
 #include "ops/op_schema.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::ops {
 namespace {
@@ -48,6 +49,7 @@ OpSchema MakeLinearOp() {
     if (ctx.needs(2)) d[2] = g[0].sum({0});
     return d;
   };
+  op.sbp_signature = LinearSignature;
   return op;
 }
 OFL_REGISTER_OP(MakeLinearOp);

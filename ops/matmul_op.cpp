@@ -5,6 +5,7 @@
 
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/functional/functional.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::ops {
 
@@ -60,6 +61,7 @@ OpSchema MatmulOp(const char* name, bool batched) {
     if (ctx.needs(1)) dx[1] = product(ctx.inputs[0].permute(swap), g[0]);
     return dx;
   };
+  op.sbp_signature = [batched](const GlobalInputs& c) { return MatmulSignature(c, batched); };
   return op;
 }
 

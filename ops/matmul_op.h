@@ -2,7 +2,8 @@
 // b: k x n -> m x n) and "bmm" (a batch of them: b x m x k and b x k x n -> b x m x n). The kernels
 // read each operand in place when its strides are a GEMM layout (kernels/matmul.h); the public
 // functions ofl::mm and ofl::bmm (functional/matmul_functors.cpp) copy one that is not first, and
-// ofl::matmul maps torch.matmul's shapes onto these two.
+// ofl::matmul maps torch.matmul's shapes onto these two. Global inputs: MatmulSignature
+// (ops/sbp_rules.h).
 #pragma once
 
 #include "ops/op_schema.h"

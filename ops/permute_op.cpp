@@ -1,12 +1,14 @@
 // permute(x, dims): attribute dims (int list; (a permutation of 0..ndim-1; negative ones wrap). A
-// view (ops/array_ops.h InferPermute). Local tensors only. Gradient: g permuted back by the inverse
-// permutation.
+// view (ops/array_ops.h InferPermute). Global: a split moves with its dim (InferPermuteSbp).
+// Gradient: g permuted back by the inverse permutation.
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "oneflow_lite/functional/functional.h"
 #include "ops/array_ops.h"
 #include "ops/op_schema.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::ops {
 namespace {
@@ -28,6 +30,9 @@ OpSchema MakePermuteOp() {
       inverse[static_cast<size_t>(d)] = static_cast<int64_t>(i);
     }
     return std::vector<Tensor>{g[0].permute(inverse)};
+  };
+  op.sbp = [](const GlobalCall& c) {
+    return std::optional<Sbp>(InferPermuteSbp(c.in_sbp, c.attrs.get_ints("dims")));
   };
   return op;
 }

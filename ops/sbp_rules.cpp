@@ -260,19 +260,65 @@ SbpSignature ElementwiseSignature(const GlobalInputs& call, PartialInputs partia
     if (partial == PartialInputs::kAll) break;
   }
   candidates.push_back(SbpSignature{std::vector<Sbp>(n, Sbp::broadcast()), Sbp::broadcast()});
+  return CheapestSignature(call, std::move(candidates));
+}
+
+SbpSignature CheapestSignature(const GlobalInputs& call, std::vector<SbpSignature> candidates) {
   size_t best = 0;
   double best_cost = 0;
+  int best_changes = 0;
   for (size_t k = 0; k < candidates.size(); ++k) {
     double cost = 0;
-    for (size_t j = 0; j < n; ++j) {
-      cost += BoxingCost(sbp[j], candidates[k].in[j], static_cast<double>(in[j].numel()));
+    int changes = 0;
+    for (size_t j = 0; j < call.in_sbp.size(); ++j) {
+      cost += BoxingCost(call.in_sbp[j], candidates[k].in[j],
+                         static_cast<double>(call.logical_in[j].numel()));
+      changes += call.in_sbp[j] != candidates[k].in[j] ? 1 : 0;
     }
-    if (k == 0 || cost < best_cost) {
+    if (k == 0 || cost < best_cost || (cost == best_cost && changes < best_changes)) {
       best = k;
       best_cost = cost;
+      best_changes = changes;
     }
   }
   return std::move(candidates[best]);
+}
+
+SbpSignature MatmulSignature(const GlobalInputs& call, bool batched) {
+  const Sbp kB = Sbp::broadcast(), kP = Sbp::partial_sum();
+  const int o = batched ? 1 : 0;  // the rows' dim
+  std::vector<SbpSignature> c = {
+      {{Sbp::split(o), kB}, Sbp::split(o)},
+      {{kB, Sbp::split(o + 1)}, Sbp::split(o + 1)},
+      {{Sbp::split(o + 1), Sbp::split(o)}, kP},
+      {{kP, kB}, kP},
+      {{kB, kP}, kP},
+  };
+  if (batched) c.insert(c.begin(), SbpSignature{{Sbp::split(0), Sbp::split(0)}, Sbp::split(0)});
+  c.push_back(SbpSignature{{kB, kB}, kB});
+  return CheapestSignature(call, std::move(c));
+}
+
+SbpSignature LinearSignature(const GlobalInputs& call) {
+  const Sbp kB = Sbp::broadcast(), kP = Sbp::partial_sum();
+  const Sbp s0 = Sbp::split(0), s1 = Sbp::split(1);
+  return CheapestSignature(call, {
+                                     {{s0, kB, kB}, s0},  // data parallel
+                                     {{kB, s0, s0}, s1},  // column parallel
+                                     {{s1, s1, kP}, kP},  // row parallel
+                                     {{kP, kB, kP}, kP},
+                                     {{kB, kB, kB}, kB},
+                                 });
+}
+
+Sbp InferPermuteSbp(const Sbp& in, IntList dims) {
+  if (!in.is_split()) return in;
+  const int64_t n = static_cast<int64_t>(dims.size());
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t d = dims[j] < 0 ? dims[j] + n : dims[j];
+    if (d == in.axis()) return Sbp::split(static_cast<int>(j));
+  }
+  Fail("permute: split axis " + Str(in.axis()) + " is not among dims " + Str(dims));
 }
 
 }  // namespace ofl::ops

@@ -123,8 +123,30 @@ std::optional<Sbp> ElementwiseUnarySbp(const Sbp& in, PartialInputs partial);
 // d's full size, broadcast where it has size 1 or no such dim), partial_sum as `partial` allows
 // (only when an input is partial_sum already), and broadcast for all. The costs, in elements of
 // the input boxed, follow the collectives boxing runs: S->B and S->S(other) and P->S one tensor,
-// P->B two (an all-reduce), B->S, B->P and S->P none (local). Ties go to the earlier candidate, in
+// P->B two (an all-reduce), B->S, B->P and S->P none (local). Ties go as CheapestSignature's, in
 // the order above, so every rank picks the same.
 SbpSignature ElementwiseSignature(const GlobalInputs& call, PartialInputs partial);
+
+// Of `candidates` (each a complete signature), the one reached with the fewest elements moved by
+// boxing the inputs (ElementwiseSignature's costs), then with the fewest inputs boxed at all (B x B
+// stays B where slicing both would cost nothing too); remaining ties go to the earlier one.
+// Requires at least one candidate.
+SbpSignature CheapestSignature(const GlobalInputs& call, std::vector<SbpSignature> candidates);
+
+// The matrix product a (m,k) x b (k,n), or batched (bs,m,k) x (bs,k,n): OneFlow's signatures,
+// rows split times broadcast gives rows split (S(0) x B -> S(0), data parallel), broadcast times
+// columns split gives columns split (B x S(1) -> S(1), a column-parallel weight), the reduced dim
+// split on both gives partial sums (S(1) x S(0) -> P, row-parallel), a partial_sum times a
+// broadcast gives partial_sum, and B x B -> B; batched, the batch dim split on both passes too.
+SbpSignature MatmulSignature(const GlobalInputs& call, bool batched);
+
+// linear(x (N,in), weight (out,in), bias (out)): matmul's signatures with the weight transposed,
+// the bias following the output's columns (S(0) where the output is S(1)) or added once where
+// the output is partial (bias P: the first rank holds it, the others zeros).
+SbpSignature LinearSignature(const GlobalInputs& call);
+
+// permute(dims): a split on input dim a becomes a split on the output dim j with dims[j] == a;
+// broadcast and partial_sum pass. dims is a permutation of the input's dims (checked by the op).
+Sbp InferPermuteSbp(const Sbp& in, IntList dims);
 
 }  // namespace ofl::ops

@@ -10,6 +10,7 @@
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/global_util.h"
 #include "oneflow_lite/functional/op_call.h"
 #include "ops/broadcast.h"
 #include "ops/op_schema.h"
@@ -18,20 +19,22 @@ namespace ofl {
 
 namespace {
 
-// x itself when a GEMM reads its last two dims in place, else a contiguous copy.
+// x itself when a GEMM reads its last two dims in place, else a contiguous copy. A global x is
+// judged by this rank's shard (the layout its kernel reads); the copy keeps its SBP.
 Tensor GemmReady(const Tensor& x) {
-  const int64_t nd = x.dim();
+  const Tensor local = x.is_global() ? functional::ShardOf(x) : x;
+  const int64_t nd = local.dim();
   if (nd < 2) return x;
-  const Shape& s = x.shape();
-  const std::vector<int64_t>& st = x.stride();
+  const Shape& s = local.shape();
+  const std::vector<int64_t>& st = local.stride();
   kernels::GemmOperand layout;
   if (kernels::GemmLayoutOf(s[nd - 2], s[nd - 1], st[nd - 2], st[nd - 1], &layout)) return x;
   return x.contiguous();
 }
 
 Tensor Product(const ops::OpSchema& op, const Tensor& a, const Tensor& b) {
-  functional::ImplOf(op.name.c_str(), a);
-  functional::ImplOf(op.name.c_str(), b);
+  functional::LocalImplOf(op.name.c_str(), a);
+  functional::LocalImplOf(op.name.c_str(), b);
   return functional::Call(op, std::vector<Tensor>{GemmReady(a), GemmReady(b)}, Attrs(op.attrs))[0];
 }
 
@@ -52,8 +55,10 @@ Tensor bmm(const Tensor& x, const Tensor& mat2) {
 }
 
 Tensor matmul(const Tensor& x, const Tensor& other) {
-  const Shape sa = functional::ImplOf("matmul", x).shape();
-  const Shape sb = functional::ImplOf("matmul", other).shape();
+  functional::LocalImplOf("matmul", x);
+  functional::LocalImplOf("matmul", other);
+  const Shape sa = x.shape();  // logical, for a global tensor
+  const Shape sb = other.shape();
   const int64_t na = sa.ndim(), nb = sb.ndim();
   if (na == 0 || nb == 0) {
     throw InvalidArgument("matmul: both arguments need at least 1 dim, got shapes " + sa.str() +
@@ -102,14 +107,16 @@ Tensor matmul(const Tensor& x, const Tensor& other) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  const Shape& sw = functional::ImplOf("linear", weight).shape();
+  functional::LocalImplOf("linear", weight);
+  const Shape& sw = weight.shape();
   if (sw.ndim() != 1 && sw.ndim() != 2) {
     throw InvalidArgument("linear: weight must have 1 or 2 dims, got shape " + sw.str());
   }
-  if (sw.ndim() == 2 && bias.defined() && !x.is_global() && !weight.is_global() &&
-      !bias.is_global() && x.dim() == 2 && bias.dim() == 1 && x.shape()[1] == sw[1] &&
-      bias.shape()[0] == sw[0] && x.dtype() == weight.dtype() && bias.dtype() == x.dtype() &&
-      x.dtype() != DType::kBool && x.device() == weight.device() && x.device() == bias.device()) {
+  if (sw.ndim() == 2 && bias.defined() && x.is_global() == weight.is_global() &&
+      x.is_global() == bias.is_global() && x.dim() == 2 && bias.dim() == 1 &&
+      x.shape()[1] == sw[1] && bias.shape()[0] == sw[0] && x.dtype() == weight.dtype() &&
+      bias.dtype() == x.dtype() && x.dtype() != DType::kBool && x.device() == weight.device() &&
+      x.device() == bias.device()) {
     // One node whose gradient takes each input's own layout (ops/linear_op.cpp).
     static const ops::OpSchema& op = ops::BuiltinOp("linear");
     return functional::Call(op, std::vector<Tensor>{x, weight, bias}, Attrs(op.attrs))[0];

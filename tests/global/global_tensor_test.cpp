@@ -183,21 +183,21 @@ TEST(GlobalTensorTest, BadCallsAreClearErrorsOnEveryRankAndLeaveTheRuntimeWorkin
   const Tensor g = empty(Shape({4, 2}), DType::kFloat32, p, Sbp::broadcast());
   ExpectInvalid(
       [&] {
-        (void)g.permute({1, 0});
+        (void)g.narrow(1, 0, 1);
       },
-      {"permute", "global tensor", "Placement", "with sbp B every rank's shard is the whole"});
+      {"narrow", "global tensor", "Placement", "with sbp B every rank's shard is the whole"});
   // A broadcast tensor is not advised to be boxed to broadcast.
   try {
-    (void)g.permute({1, 0});
+    (void)g.narrow(1, 0, 1);
   } catch (const InvalidArgument& e) {
     EXPECT_EQ(std::string(e.what()).find("Sbp::broadcast()"), std::string::npos) << e.what();
   }
   const Tensor split = empty(Shape({2 * world_size(), 2}), DType::kFloat32, p, Sbp::split(0));
   ExpectInvalid(
       [&] {
-        (void)split.permute({1, 0});
+        (void)split.narrow(1, 0, 1);
       },
-      {"permute", "sbp S(0)", "to_global(placement, Sbp::broadcast()).to_local()"});
+      {"narrow", "sbp S(0)", "to_global(placement, Sbp::broadcast()).to_local()"});
   ExpectInvalid([&] { (void)g.to(Device("sim:0")); }, {"to", "global tensor"});
   ExpectInvalid([&] { (void)g.to_global(p, Sbp::split(2)); }, {"to_global", "S(2)", "(4,2"});
   ExpectInvalid(

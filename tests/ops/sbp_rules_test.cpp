@@ -356,5 +356,41 @@ TEST(ElementwiseSignatureTest, PartialSumPassesOnlyWhereTheOpIsLinear) {
   EXPECT_EQ(ElementwiseUnarySbp(S(2), PartialInputs::kNone), S(2));
 }
 
+TEST(MatmulSignatureTest, TheClassicSignaturesAndTheCheapestBoxing) {
+  const Shape a({6, 4}), b({4, 5});
+  auto pick = [&](const Sbp& x, const Sbp& y) {
+    const std::vector<Shape> in = {a, b};
+    const std::vector<Sbp> sbp = {x, y};
+    return MatmulSignature(GlobalInputs{in, sbp, Shape({6, 5}), Attrs()}, /*batched=*/false);
+  };
+  ExpectSignature(pick(S(0), kB), {S(0), kB}, S(0));
+  ExpectSignature(pick(kB, S(1)), {kB, S(1)}, S(1));
+  ExpectSignature(pick(S(1), S(0)), {S(1), S(0)}, kP);
+  ExpectSignature(pick(kP, kB), {kP, kB}, kP);
+  ExpectSignature(pick(kB, kB), {kB, kB}, kB);  // slicing would be free too: fewer boxings win
+  // S(0) x S(1): gathering the smaller operand (b, 20 elements) beats gathering a (24).
+  ExpectSignature(pick(S(0), S(1)), {S(0), kB}, S(0));
+  const Shape ba({2, 6, 4}), bb({2, 4, 5});
+  const std::vector<Shape> in = {ba, bb};
+  const std::vector<Sbp> sbp = {S(0), S(0)};
+  ExpectSignature(MatmulSignature(GlobalInputs{in, sbp, Shape({2, 6, 5}), Attrs()}, true),
+                  {S(0), S(0)}, S(0));
+}
+
+TEST(MatmulSignatureTest, LinearsParallelFormsAndPermute) {
+  const std::vector<Shape> in = {Shape({6, 4}), Shape({5, 4}), Shape({5})};
+  auto pick = [&](const Sbp& x, const Sbp& w, const Sbp& bias) {
+    const std::vector<Sbp> sbp = {x, w, bias};
+    return LinearSignature(GlobalInputs{in, sbp, Shape({6, 5}), Attrs()});
+  };
+  ExpectSignature(pick(S(0), kB, kB), {S(0), kB, kB}, S(0));
+  ExpectSignature(pick(kB, S(0), S(0)), {kB, S(0), S(0)}, S(1));
+  ExpectSignature(pick(S(1), S(1), kB), {S(1), S(1), kP}, kP);
+  ExpectSignature(pick(kB, kB, kB), {kB, kB, kB}, kB);
+  EXPECT_EQ(InferPermuteSbp(S(2), {2, 0, 1}), S(0));
+  EXPECT_EQ(InferPermuteSbp(S(0), {-1, 0, 1}), S(1));
+  EXPECT_EQ(InferPermuteSbp(kP, {1, 0}), kP);
+}
+
 }  // namespace
 }  // namespace ofl::ops::testing
