@@ -181,11 +181,8 @@ TEST(GlobalTensorTest, RanksOutsideThePlacementHoldNothing) {
 TEST(GlobalTensorTest, BadCallsAreClearErrorsOnEveryRankAndLeaveTheRuntimeWorking) {
   const Placement p = World();
   const Tensor g = empty(Shape({4, 2}), DType::kFloat32, p, Sbp::broadcast());
-  ExpectInvalid(
-      [&] {
-        (void)g.narrow(1, 0, 1);
-      },
-      {"narrow", "global tensor", "Placement", "with sbp B every rank's shard is the whole"});
+  ExpectInvalid([&] { (void)g.narrow(1, 0, 1); }, {"narrow", "global tensor", "Placement",
+                                                   "with sbp B every rank's shard is the whole"});
   // A broadcast tensor is not advised to be boxed to broadcast.
   try {
     (void)g.narrow(1, 0, 1);
@@ -193,11 +190,8 @@ TEST(GlobalTensorTest, BadCallsAreClearErrorsOnEveryRankAndLeaveTheRuntimeWorkin
     EXPECT_EQ(std::string(e.what()).find("Sbp::broadcast()"), std::string::npos) << e.what();
   }
   const Tensor split = empty(Shape({2 * world_size(), 2}), DType::kFloat32, p, Sbp::split(0));
-  ExpectInvalid(
-      [&] {
-        (void)split.narrow(1, 0, 1);
-      },
-      {"narrow", "sbp S(0)", "to_global(placement, Sbp::broadcast()).to_local()"});
+  ExpectInvalid([&] { (void)split.narrow(1, 0, 1); },
+                {"narrow", "sbp S(0)", "to_global(placement, Sbp::broadcast()).to_local()"});
   ExpectInvalid([&] { (void)g.to(Device("sim:0")); }, {"to", "global tensor"});
   ExpectInvalid([&] { (void)g.to_global(p, Sbp::split(2)); }, {"to_global", "S(2)", "(4,2"});
   ExpectInvalid(
