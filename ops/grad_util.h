@@ -15,10 +15,4 @@ inline Tensor SumTo(const Tensor& g, const Shape& shape) {
   return expand_backward(g, shape);
 }
 
-// A gradient of zeros of input i's shape, dtype and device.
-inline Tensor ZerosLikeInput(const GradContext& ctx, int i = 0) {
-  const ArgInfo& x = ctx.input_info[static_cast<size_t>(i)];
-  return zeros(x.shape, x.dtype, x.device);
-}
-
 }  // namespace ofl::ops

@@ -26,9 +26,11 @@ namespace ofl::ops {
 
 // What a backward knows of one input or output of the forward call, saved or not.
 struct ArgInfo {
-  Shape shape;
+  Shape shape;  // a global tensor's logical shape
   DType dtype = DType::kFloat32;
-  Device device;
+  Device device;                       // a global tensor's shard's
+  std::optional<Placement> placement;  // set for a global tensor
+  Sbp sbp = Sbp::broadcast();          // a global tensor's
 };
 
 // What a backward gets: the tensors the op asked to save (undefined where it did not), the

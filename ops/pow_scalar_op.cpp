@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "oneflow_lite/functional/functional.h"
-#include "ops/grad_util.h"
 #include "ops/unary_op.h"
 
 namespace ofl::ops {
@@ -14,7 +13,7 @@ OpSchema MakePowScalarOp() {
   OpSchema op = MakeUnaryOp("pow_scalar", UnaryDTypes::kFloat, Bit(0), 0,
                             [](const GradContext& ctx, const std::vector<Tensor>& g) {
                               const double p = ctx.attrs.get_double("exponent");
-                              if (p == 0) return OneGrad(ZerosLikeInput(ctx));
+                              if (p == 0) return OneGrad(zeros_like(g[0]));
                               return OneGrad(g[0] * (pow(ctx.inputs[0], p - 1) * p));
                             });
   op.attrs = {{"exponent", AttrType::kDouble}};

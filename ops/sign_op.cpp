@@ -4,16 +4,14 @@
 #include <vector>
 
 #include "oneflow_lite/functional/functional.h"
-#include "ops/grad_util.h"
 #include "ops/unary_op.h"
 
 namespace ofl::ops {
 namespace {
 OpSchema MakeSignOp() {
-  return MakeUnaryOp("sign", UnaryDTypes::kNumeric, 0, 0,
-                     [](const GradContext& ctx, const std::vector<Tensor>& g) {
-                       return OneGrad(ZerosLikeInput(ctx));
-                     });
+  return MakeUnaryOp(
+      "sign", UnaryDTypes::kNumeric, 0, 0,
+      [](const GradContext&, const std::vector<Tensor>& g) { return OneGrad(zeros_like(g[0])); });
 }
 OFL_REGISTER_OP(MakeSignOp);
 }  // namespace

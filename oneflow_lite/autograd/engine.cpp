@@ -16,6 +16,7 @@
 #include "oneflow_lite/autograd/engine.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/global_util.h"
 #include "oneflow_lite/functional/op_call.h"
 #include "oneflow_lite/small_object.h"
 #include "vm/instructions_builder.h"
@@ -56,10 +57,21 @@ Tensor WithHistory(const Tensor& saved, const std::shared_ptr<Node>& grad_fn, in
   }
   if (!grad_fn) return saved;
   Tensor t(MakeShared<TensorImpl>(s.shape(), s.stride(), s.offset(), s.storage()));
+  if (s.global()) t.impl()->set_global(s.global());
   AutogradMeta& m = t.impl()->mutable_autograd();
   m.grad_fn = grad_fn;
   m.output_nr = output_nr;
   return t;
+}
+
+// Zeros in the place of a gradient that did not arrive: broadcast over the placement for a global
+// tensor.
+Tensor ZerosOf(const ops::ArgInfo& info) {
+  if (info.placement) {
+    return functional::GlobalFull("backward", info.shape, 0, info.dtype, *info.placement,
+                                  Sbp::broadcast());
+  }
+  return zeros(info.shape, info.dtype, info.device);
 }
 
 struct Run {
@@ -231,7 +243,7 @@ struct Run {
     CheckSaved(*n);
     for (size_t i = 0; i < grads.size(); ++i) {
       const ops::ArgInfo& info = n->output_info[i];
-      if (!grads[i].defined()) grads[i] = zeros(info.shape, info.dtype, info.device);
+      if (!grads[i].defined()) grads[i] = ZerosOf(info);
       if (accumulate) {
         if (auto kept = n->retained[i].lock()) AccumulateGrad(*kept, grads[i], create_graph);
       }
@@ -294,6 +306,23 @@ void AccumulateGrad(TensorImpl& target, Tensor g, bool create_graph) {
   AutogradMeta& m = target.mutable_autograd();
   GradModeScope mode(create_graph);
   vm::OpNameScope scope("AccumulateGrad");
+  if (const GlobalMeta* leaf = target.global().get()) {
+    // A global leaf's .grad has its placement and SBP (a partial_sum leaf's, broadcast): the
+    // gradient is boxed to it (a P gradient of a B weight is all-reduced here, data parallel's
+    // reduction), and sums are out of place (in-place ops take no global tensors).
+    const Sbp want = leaf->sbp.is_partial_sum() ? Sbp::broadcast() : leaf->sbp;
+    if (g.sbp() != want || g.placement() != leaf->placement) {
+      g = g.to_global(leaf->placement, want);
+    }
+    std::lock_guard<std::mutex> lock(m.grad_mu);
+    if (!m.grad.defined()) {
+      const bool sole = g.impl().use_count() == 1 && g.impl()->blob()->tensor_refs() == 1;
+      m.grad = sole ? g : functional::Clone(g);
+    } else {
+      m.grad = add(m.grad, g);
+    }
+    return;
+  }
   // Held while the add is issued (not while it runs): issuing never waits for the VM.
   std::lock_guard<std::mutex> lock(m.grad_mu);
   // The first gradient is copied: .grad never aliases a tensor the graph or the program holds.

@@ -22,7 +22,10 @@ std::atomic<uint64_t> next_sequence_nr{1};
 
 ops::ArgInfo InfoOf(const Tensor& t) {
   const TensorImpl& impl = *t.impl();
-  return ops::ArgInfo{impl.shape(), impl.dtype(), impl.device()};
+  if (const GlobalMeta* g = impl.global().get()) {
+    return ops::ArgInfo{g->logical_shape, impl.dtype(), impl.device(), g->placement, g->sbp};
+  }
+  return ops::ArgInfo{impl.shape(), impl.dtype(), impl.device(), std::nullopt, Sbp::broadcast()};
 }
 }  // namespace
 
@@ -30,7 +33,9 @@ bool GradModeEnabled() { return t_grad_enabled; }
 
 Tensor Detached(const Tensor& t) {
   const TensorImpl& impl = *t.impl();
-  return Tensor(MakeShared<TensorImpl>(impl.shape(), impl.stride(), impl.offset(), impl.storage()));
+  auto out = MakeShared<TensorImpl>(impl.shape(), impl.stride(), impl.offset(), impl.storage());
+  if (impl.global()) out->set_global(impl.global());  // a global tensor's detach stays global
+  return Tensor(std::move(out));
 }
 
 bool ShouldRecord(const std::vector<Tensor>& inputs) {

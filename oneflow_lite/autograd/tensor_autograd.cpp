@@ -8,6 +8,7 @@
 #include "oneflow_lite/autograd/graph.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/global_util.h"
 
 namespace ofl {
 
@@ -15,16 +16,6 @@ namespace {
 
 const TensorImpl& ImplFor(const char* op, const Tensor& t) {
   return functional::LocalImplOf(op, t);
-}
-
-void RefuseGlobal(const char* op, const TensorImpl& impl) {
-  if (impl.global()) {
-    throw InvalidArgument(std::string(op) +
-                          ": autograd of global tensors is not supported yet (the tensor is "
-                          "global over " +
-                          impl.global()->placement.str() + ", sbp " + impl.global()->sbp.str() +
-                          ")");
-  }
 }
 
 // Where a gradient for t enters the graph.
@@ -50,16 +41,27 @@ Tensor RootGrad(const char* op, const Tensor& output, const Tensor& given) {
                             "element); the output has shape " +
                             output.shape().str() + ", so pass a gradient of that shape");
     }
+    if (const GlobalMeta* g = output.impl()->global().get()) {
+      return functional::GlobalFull(op, g->logical_shape, 1.0, output.dtype(), g->placement,
+                                    Sbp::broadcast());
+    }
     return full(output.shape(), 1.0, output.dtype(), output.device());
   }
   const TensorImpl& g = ImplFor(op, given);
-  RefuseGlobal(op, g);
-  if (g.shape() != output.shape() || g.dtype() != output.dtype()) {
-    throw InvalidArgument(std::string(op) + ": the gradient has shape " + g.shape().str() +
+  if (given.shape() != output.shape() || g.dtype() != output.dtype()) {
+    throw InvalidArgument(std::string(op) + ": the gradient has shape " + given.shape().str() +
                           " dtype " + to_string(g.dtype()) + " but the output has shape " +
                           output.shape().str() + " dtype " + to_string(output.dtype()));
   }
-  if (g.device() != output.device()) {
+  const GlobalMeta* gg = g.global().get();
+  const GlobalMeta* og = output.impl()->global().get();
+  if ((gg == nullptr) != (og == nullptr) || (gg != nullptr && gg->placement != og->placement)) {
+    throw InvalidArgument(std::string(op) + ": the gradient is " +
+                          (gg ? "global over " + gg->placement.str() : std::string("local")) +
+                          " but the output is " +
+                          (og ? "global over " + og->placement.str() : std::string("local")));
+  }
+  if (gg == nullptr && g.device() != output.device()) {
     throw InvalidArgument(std::string(op) + ": the gradient is on " + g.device().str() +
                           " but the output is on " + output.device().str());
   }
@@ -82,7 +84,6 @@ Tensor& Tensor::requires_grad_(bool requires_grad) {
     if (m != nullptr) impl_->mutable_autograd().requires_grad = false;
     return *this;
   }
-  RefuseGlobal("requires_grad_", impl);
   if (!is_floating_point(impl.dtype())) {
     throw InvalidArgument(
         "requires_grad_: only floating tensors can require grad; the tensor's "
@@ -121,11 +122,17 @@ void Tensor::set_grad(const Tensor& grad) {
         "set_grad: a tensor cannot be its own gradient (the grad would hold the tensor that holds "
         "it); assign a copy, e.g. t.detach().clone()");
   }
-  if (g.shape() != impl.shape() || g.dtype() != impl.dtype() || g.device() != impl.device()) {
-    throw InvalidArgument("set_grad: the gradient has shape " + g.shape().str() + " dtype " +
-                          to_string(g.dtype()) + " on " + g.device().str() +
-                          " but the tensor has shape " + impl.shape().str() + " dtype " +
-                          to_string(impl.dtype()) + " on " + impl.device().str());
+  const GlobalMeta* gg = g.global().get();
+  const GlobalMeta* tg = impl.global().get();
+  if (grad.shape() != shape() || g.dtype() != impl.dtype() || g.device() != impl.device() ||
+      (gg == nullptr) != (tg == nullptr) || (gg != nullptr && gg->placement != tg->placement)) {
+    auto where = [](const TensorImpl& t) {
+      return t.global() ? "global over " + t.global()->placement.str() : t.device().str();
+    };
+    throw InvalidArgument("set_grad: the gradient has shape " + grad.shape().str() + " dtype " +
+                          to_string(g.dtype()) + " on " + where(g) + " but the tensor has shape " +
+                          shape().str() + " dtype " + to_string(impl.dtype()) + " on " +
+                          where(impl));
   }
   // A gradient with history is kept detached: its graph could lead back to this tensor (w.grad =
   // w * 2), and the tensor holding its own graph through .grad would never be freed.
@@ -159,7 +166,6 @@ std::vector<std::pair<autograd::Edge, Tensor>> BackwardRoots(const char* op,
   std::vector<std::pair<autograd::Edge, Tensor>> roots;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const TensorImpl& impl = ImplFor(op, tensors[i]);
-    RefuseGlobal(op, impl);
     if (!autograd::RequiresGrad(impl)) {
       throw InvalidArgument(
           std::string(op) +
@@ -207,7 +213,6 @@ std::vector<Tensor> autograd::grad(const std::vector<Tensor>& outputs,
   std::vector<std::pair<Edge, Tensor>> roots;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const TensorImpl& impl = ImplFor(op, outputs[i]);
-    RefuseGlobal(op, impl);
     if (!RequiresGrad(impl)) {
       throw InvalidArgument("autograd::grad: output " + std::to_string(i) +
                             " does not require grad and has no grad_fn");
@@ -218,7 +223,6 @@ std::vector<Tensor> autograd::grad(const std::vector<Tensor>& outputs,
   std::vector<Edge> captures;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorImpl& impl = ImplFor(op, inputs[i]);
-    RefuseGlobal(op, impl);
     if (!RequiresGrad(impl)) {
       throw InvalidArgument("autograd::grad: input " + std::to_string(i) +
                             " does not require grad");

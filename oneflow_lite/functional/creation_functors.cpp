@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "oneflow_lite/distributed.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/global_util.h"
 #include "oneflow_lite/functional/op_call.h"
 #include "ops/array_ops.h"
 #include "ops/op_schema.h"
@@ -44,7 +46,10 @@ Scalar AsInteger(const char* what, const Scalar& v) {
   return Scalar(static_cast<int64_t>(d));
 }
 
-const TensorImpl& LikeImpl(const char* op, const Tensor& x) { return functional::ImplOf(op, x); }
+// x's implementation (a global one's is its shard).
+const TensorImpl& LikeImpl(const char* op, const Tensor& x) {
+  return functional::LocalImplOf(op, x);
+}
 
 }  // namespace
 
@@ -105,27 +110,55 @@ Tensor linspace(Scalar start, Scalar end, int64_t steps, std::optional<DType> dt
                out, device);
 }
 
+// The *_like functions: a global x gives a global tensor of its placement and logical shape, each
+// rank making its own shard; a partial_sum x gives a broadcast one (its value is the same on every
+// rank, as the like of the whole tensor's).
+namespace {
+Sbp LikeSbp(const Sbp& sbp) { return sbp.is_partial_sum() ? Sbp::broadcast() : sbp; }
+
+// x's global metadata, or null for a local x. InvalidArgument naming `op` when a device is asked
+// for a global x (its placement decides the devices).
+const GlobalMeta* GlobalLike(const char* op, const TensorImpl& t,
+                             const std::optional<Device>& device) {
+  const GlobalMeta* g = t.global().get();
+  if (g != nullptr && device) {
+    throw InvalidArgument(std::string(op) + ": device " + device->str() +
+                          " given for a global tensor over " + g->placement.str() +
+                          " (its placement decides the devices; call to_local() first for a "
+                          "local result)");
+  }
+  return g;
+}
+
+Tensor FullLike(const char* op, const Tensor& x, const Scalar& value, std::optional<DType> dtype,
+                std::optional<Device> device) {
+  const TensorImpl& t = LikeImpl(op, x);
+  const DType out = dtype ? *dtype : t.dtype();
+  if (const GlobalMeta* g = GlobalLike(op, t, device)) {
+    return functional::GlobalFull(op, g->logical_shape, value, out, g->placement, LikeSbp(g->sbp));
+  }
+  return functional::Full(op, t.shape(), value, out, device ? *device : t.device());
+}
+}  // namespace
+
 Tensor empty_like(const Tensor& x, std::optional<DType> dtype, std::optional<Device> device) {
   const TensorImpl& t = LikeImpl("empty_like", x);
   const DType out = dtype ? *dtype : t.dtype();
   ops::CheckDType("empty_like", out);
+  if (const GlobalMeta* g = GlobalLike("empty_like", t, device)) {
+    return empty(g->logical_shape, out, g->placement, LikeSbp(g->sbp));
+  }
   return empty(t.shape(), out, device ? *device : t.device());
 }
 Tensor zeros_like(const Tensor& x, std::optional<DType> dtype, std::optional<Device> device) {
-  const TensorImpl& t = LikeImpl("zeros_like", x);
-  return functional::Full("zeros_like", t.shape(), 0, dtype ? *dtype : t.dtype(),
-                          device ? *device : t.device());
+  return FullLike("zeros_like", x, 0, dtype, device);
 }
 Tensor ones_like(const Tensor& x, std::optional<DType> dtype, std::optional<Device> device) {
-  const TensorImpl& t = LikeImpl("ones_like", x);
-  return functional::Full("ones_like", t.shape(), 1, dtype ? *dtype : t.dtype(),
-                          device ? *device : t.device());
+  return FullLike("ones_like", x, 1, dtype, device);
 }
 Tensor full_like(const Tensor& x, Scalar value, std::optional<DType> dtype,
                  std::optional<Device> device) {
-  const TensorImpl& t = LikeImpl("full_like", x);
-  return functional::Full("full_like", t.shape(), value, dtype ? *dtype : t.dtype(),
-                          device ? *device : t.device());
+  return FullLike("full_like", x, value, dtype, device);
 }
 
 }  // namespace ofl

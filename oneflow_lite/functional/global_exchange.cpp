@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops/array_ops.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::functional {
 namespace {
@@ -18,6 +19,7 @@ enum Field : size_t {
   kFailure,
   kMember,
   kHasTensor,
+  kRecordsGrad,
   kDType,
   kNdim,
   kDims,
@@ -48,6 +50,7 @@ ToGlobalCall Decode(const char* slot, int world) {
   c.failure = static_cast<Failure>(f[kFailure]);
   c.member = f[kMember] != 0;
   c.has_tensor = f[kHasTensor] != 0;
+  c.records_grad = f[kRecordsGrad] != 0;
   c.dtype = static_cast<DType>(f[kDType]);
   const int64_t ndim = std::clamp<int64_t>(f[kNdim], 0, kMaxDims);
   c.shape = Shape(std::vector<int64_t>(f + kDims, f + kDims + ndim));
@@ -148,6 +151,7 @@ std::vector<char> EncodeToGlobalCall(const ToGlobalCall& call, int world) {
   f[kFailure] = static_cast<int64_t>(call.failure);
   f[kMember] = call.member ? 1 : 0;
   f[kHasTensor] = call.has_tensor ? 1 : 0;
+  f[kRecordsGrad] = call.records_grad ? 1 : 0;
   if (call.has_tensor) {
     f[kDType] = static_cast<int64_t>(call.dtype);
     f[kNdim] = std::min(call.shape.ndim(), kMaxDims);
@@ -206,6 +210,30 @@ ToGlobalAgreement AgreeOnToGlobal(const std::vector<char>& all, int world, const
   a.dtype = calls[first].dtype;
   a.logical = LogicalFromShards(calls, p, sbp, &a.split_sizes);
   ops::CheckShape("to_global", "the logical shape", a.logical, element_size(a.dtype));
+  // 4. Autograd: every member's tensor requires grad, or none's; then balanced shards only.
+  std::vector<int> with, without;
+  for (int r : p.ranks()) (calls[r].records_grad ? with : without).push_back(r);
+  if (!with.empty() && !without.empty()) {
+    throw InvalidArgument("to_global: the local tensors require grad on rank(s) " + RanksStr(with) +
+                          " but not on rank(s) " + RanksStr(without) + " of " + p.str() +
+                          "; pass tensors that all require grad or none (detach(), or convert "
+                          "under NoGradGuard)");
+  }
+  a.records_grad = !with.empty();
+  if (a.records_grad && sbp.is_split()) {
+    for (size_t i = 0; i < a.split_sizes.size(); ++i) {
+      const ops::SplitRange r =
+          ops::BalancedSplit(a.logical[sbp.axis()], p.size(), static_cast<int>(i));
+      if (a.split_sizes[i] != r.size) {
+        throw InvalidArgument(
+            "to_global: the local tensors require grad, and their sizes along the split axis " +
+            std::to_string(sbp.axis()) + " (rank " + std::to_string(p.ranks()[i]) + ": " +
+            std::to_string(a.split_sizes[i]) + ") are not the balanced split of " +
+            std::to_string(a.logical[sbp.axis()]) + " (" + std::to_string(r.size) +
+            "), so a shard's gradient would not fit its tensor; pass balanced shards");
+      }
+    }
+  }
   return a;
 }
 

@@ -27,6 +27,7 @@ struct ToGlobalCall {
   std::string failure_message;  // the check's message
   bool member = false;          // this rank is in its placement
   bool has_tensor = false;      // the tensor is defined (shape and dtype are meaningful)
+  bool records_grad = false;    // a member whose tensor requires grad, in grad mode
   Shape shape;
   DType dtype = DType::kFloat32;
   std::string placement;  // Placement::str()
@@ -41,11 +42,14 @@ struct ToGlobalAgreement {
   Shape logical;
   DType dtype = DType::kFloat32;     // the members' dtype (what a rank outside holds none of)
   std::vector<int64_t> split_sizes;  // per parallel index, for a split SBP: the shards' sizes
+  bool records_grad = false;         // every member's tensor requires grad (autograd records)
 };
 
 // From every rank's slot (`all`: `world` slots back to back, in rank order), the verdict every
 // rank reaches alike: throws the same InvalidArgument (DeviceError for a device a rank lacks) on
-// every rank, naming the rank(s) and the values, or returns the logical shape. `p` and `sbp` are
+// every rank, naming the rank(s) and the values, or returns the logical shape. The members' tensors
+// must all require grad or none; those that do must be the balanced split (their gradient is the
+// balanced shard of the output's). `p` and `sbp` are
 // this rank's own (used once every rank is known to have passed the same).
 ToGlobalAgreement AgreeOnToGlobal(const std::vector<char>& all, int world, const Placement& p,
                                   const Sbp& sbp);

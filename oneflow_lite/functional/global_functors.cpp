@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/collective/collectives.h"
+#include "oneflow_lite/autograd.h"
 #include "oneflow_lite/autograd/graph.h"
 #include "oneflow_lite/distributed.h"
 #include "oneflow_lite/functional/boxing.h"
@@ -79,11 +80,7 @@ Tensor LocalToGlobal(const Tensor& local, const Placement& p, const Sbp& sbp) {
     CheckPlacement("to_global", p);
     if (call.member) {
       const TensorImpl& impl = LocalImplOf("to_global", local);
-      if (autograd::RequiresGrad(impl) && autograd::GradModeEnabled()) {
-        throw InvalidArgument(
-            "to_global: autograd of global tensors is not supported yet, and the local tensor "
-            "requires grad; pass detach() (or convert under NoGradGuard)");
-      }
+      call.records_grad = autograd::RequiresGrad(impl) && autograd::GradModeEnabled();
       if (impl.device() != PlacementDevice(p)) {
         throw InvalidArgument("to_global: the local tensor is on " + impl.device().str() +
                               ", but " + p.str() + " needs this rank's tensors on " +
@@ -107,7 +104,19 @@ Tensor LocalToGlobal(const Tensor& local, const Placement& p, const Sbp& sbp) {
       AgreeOnToGlobal(GatherSlots("to_global", EncodeToGlobalCall(call, world)), world, p, sbp);
   const Shape& logical = agreed.logical;
   const int me = p.index_of(coll::WorldRank());
-  if (me < 0) return GlobalOverShard(EmptyShard(agreed.dtype), p, sbp, logical);
+  if (me < 0) {
+    const Tensor out = GlobalOverShard(EmptyShard(agreed.dtype), p, sbp, logical);
+    // The members' tensors require grad: this rank's output does too, so that every rank runs
+    // the same backward (its own input, outside, gets no gradient).
+    if (agreed.records_grad) RecordToGlobal(EmptyShard(agreed.dtype), out);
+    return out;
+  }
+  if (agreed.records_grad) {
+    // Balanced shards (the agreement refused others): the output is over the tensor as given.
+    const Tensor out = GlobalOverShard(local, p, sbp, logical);
+    RecordToGlobal(local, out);
+    return out;
+  }
   Tensor shard = local;
   if (sbp.is_split() && agreed.split_sizes != BalancedSizes(logical[sbp.axis()], p.size())) {
     // Uneven shards as given: gather them and keep the balanced slice.
@@ -134,6 +143,16 @@ Tensor EmptyShard(DType dtype) {
   return ofl::empty(Shape({0}), dtype, Device(DeviceType::kCPU, 0));
 }
 
+Tensor GlobalFull(const char* op, const Shape& logical, const Scalar& value, DType dtype,
+                  const Placement& p, const Sbp& sbp) {
+  const int me = p.index_of(coll::WorldRank());
+  if (me < 0) return GlobalOverShard(EmptyShard(dtype), p, sbp, logical);
+  const Scalar mine = sbp.is_partial_sum() && me != 0 ? Scalar(int64_t{0}) : value;
+  const Tensor shard =
+      Full(op, ops::PhysicalShape(logical, sbp, p.size(), me), mine, dtype, PlacementDevice(p));
+  return GlobalOverShard(shard, p, sbp, logical);
+}
+
 Tensor ShardOf(const Tensor& t) {
   const TensorImpl& impl = LocalImplOf("to_local", t);
   if (!impl.global()) return t;
@@ -153,24 +172,45 @@ Tensor GlobalToBroadcastShard(const Tensor& t, const char* op) {
 
 }  // namespace functional
 
-Tensor Tensor::to_global(const Placement& placement, const Sbp& sbp) const {
-  // A local (or undefined) tensor: every check is agreed between the ranks.
-  if (!defined() || !impl()->global()) return functional::LocalToGlobal(*this, placement, sbp);
-  const TensorImpl& impl = *this->impl();
-  functional::CheckSbp("to_global", sbp, shape());
+namespace {
+// Boxing of a global tensor (Tensor::to_global without its recording).
+Tensor Box(const Tensor& t, const Placement& placement, const Sbp& sbp) {
+  const TensorImpl& impl = *t.impl();
+  const Shape& shape = t.shape();
+  functional::CheckSbp("to_global", sbp, shape);
   const GlobalMeta& g = *impl.global();
   functional::CheckPlacement("to_global", placement);
-  if (placement != g.placement) return functional::ChangePlacement(*this, placement, sbp);
+  if (placement != g.placement) return functional::ChangePlacement(t, placement, sbp);
   const int me = placement.index_of(coll::WorldRank());
   if (me < 0)
-    return functional::GlobalOverShard(functional::EmptyShard(impl.dtype()), placement, sbp,
-                                       shape());
+    return functional::GlobalOverShard(functional::EmptyShard(impl.dtype()), placement, sbp, shape);
   const Tensor shard =
-      functional::BoxShard(functional::ShardOf(*this), g.sbp, sbp, g.logical_shape, placement, me);
+      functional::BoxShard(functional::ShardOf(t), g.sbp, sbp, g.logical_shape, placement, me);
   return functional::GlobalOverShard(shard, placement, sbp, g.logical_shape);
 }
+}  // namespace
 
-Tensor Tensor::to_local() const { return functional::ShardOf(*this); }
+Tensor Tensor::to_global(const Placement& placement, const Sbp& sbp) const {
+  // A local (or undefined) tensor: every check is agreed between the ranks (and whether autograd
+  // records the conversion).
+  if (!defined() || !impl()->global()) return functional::LocalToGlobal(*this, placement, sbp);
+  if (!autograd::ShouldRecord(*this)) return Box(*this, placement, sbp);
+  Tensor out;
+  {
+    NoGradGuard inner;
+    out = Box(*this, placement, sbp);
+  }
+  functional::RecordToGlobal(*this, out);
+  return out;
+}
+
+Tensor Tensor::to_local() const {
+  Tensor shard = functional::ShardOf(*this);
+  if (shard.impl() != impl() && autograd::ShouldRecord(*this)) {
+    functional::RecordToLocal(*this, shard);
+  }
+  return shard;
+}
 
 Tensor empty(const Shape& logical, DType dtype, const Placement& placement, const Sbp& sbp) {
   ops::CheckShape("empty", "shape", logical, element_size(dtype));

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "oneflow_lite/autograd.h"
+#include "oneflow_lite/autograd/graph.h"
 #include "oneflow_lite/distributed.h"
 #include "oneflow_lite/functional/functor_util.h"
 #include "oneflow_lite/functional/global_util.h"
@@ -29,7 +31,8 @@ Shape LogicalOutput(const ops::OpSchema& op, const Shape& in, DType dtype, const
 }
 }  // namespace
 
-Tensor Global(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
+namespace {
+Tensor Compute(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
   const char* name = op.name.c_str();
   // An op without an SBP signature refuses global tensors (the message says what to do).
   if (!op.sbp) (void)ImplOf(name, x);
@@ -84,9 +87,9 @@ const Placement& CommonPlacement(const ops::OpSchema& op, const std::vector<Tens
 }
 }  // namespace
 
-std::vector<Tensor> Global(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
-                           const Attrs& attrs) {
-  if (op.sbp && inputs.size() == 1) return {Global(op, inputs[0], attrs)};
+std::vector<Tensor> Compute(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
+                            const Attrs& attrs) {
+  if (op.sbp && inputs.size() == 1) return {Compute(op, inputs[0], attrs)};
   if (!op.sbp_signature) {
     // No SBP signature: name the first global input.
     for (const Tensor& x : inputs) (void)ImplOf(op.name.c_str(), x);
@@ -135,6 +138,33 @@ std::vector<Tensor> Global(const ops::OpSchema& op, const std::vector<Tensor>& i
     results.push_back(GlobalOverShard(local[i], p, sig.out, out[i].shape));
   }
   return results;
+}
+
+}  // namespace
+
+// A call whose inputs require grad records one node over the global tensors (the boxing and the
+// shards' work inside it record nothing); its backward runs global ops in turn.
+Tensor Global(const ops::OpSchema& op, const Tensor& x, const Attrs& attrs) {
+  if (!autograd::ShouldRecord(x)) return Compute(op, x, attrs);
+  Tensor out;
+  {
+    NoGradGuard inner;
+    out = Compute(op, x, attrs);
+  }
+  autograd::Record(op, x, out, attrs);
+  return out;
+}
+
+std::vector<Tensor> Global(const ops::OpSchema& op, const std::vector<Tensor>& inputs,
+                           const Attrs& attrs) {
+  if (!autograd::ShouldRecord(inputs)) return Compute(op, inputs, attrs);
+  std::vector<Tensor> outputs;
+  {
+    NoGradGuard inner;
+    outputs = Compute(op, inputs, attrs);
+  }
+  autograd::Record(op, inputs, outputs, attrs);
+  return outputs;
 }
 
 }  // namespace ofl::functional::stage

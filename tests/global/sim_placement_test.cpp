@@ -207,11 +207,12 @@ TEST(SimPlacementTest, BadCallsAreTheSameErrorOnEveryRank) {
   ExpectInvalid([&] { (void)mine.to_global(p, Sbp::broadcast()); },
                 {"to_global: rank " + std::to_string(last) + ":", "the local tensor is on cpu:0",
                  "Placement(type=\"sim\"", "needs this rank's tensors on sim:"});
-  // Autograd stays refused.
+  // Autograd runs through sim placements as through cpu ones.
   Tensor leaf = tensor<float>({1, 2, 3}, Shape({3}), MySim());
   leaf.requires_grad_();
-  ExpectInvalid([&] { (void)leaf.to_global(p, Sbp::broadcast()); },
-                {"to_global", "autograd of global tensors is not supported yet"});
+  (leaf.to_global(p, Sbp::broadcast()) * leaf.to_global(p, Sbp::broadcast())).sum().backward();
+  EXPECT_EQ(leaf.grad().device(), MySim());
+  EXPECT_EQ(leaf.grad().to_vector<float>(), (std::vector<float>{2, 4, 6}));
   // A placement change keeps the device type, both ways.
   const Tensor on_cpu =
       tensor<float>({1, 2}, Shape({2}), Device("cpu")).to_global(World(), Sbp::broadcast());

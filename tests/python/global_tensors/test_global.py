@@ -1,7 +1,7 @@
 """Global tensors from Python, under 1 rank (the plain pytest run) and under mpiexec with 2 and
 4 ranks (tools/ofl.sh): every boxing pair between split(0), split(1), broadcast and partial_sum on
-cpu and sim placements, to_local, the placement and sbp objects, elementwise ops on global tensors,
-and gradients refused with the C++ message on every rank alike."""
+cpu and sim placements, to_local, the placement and sbp objects, elementwise ops, reductions and
+backward on global tensors, with the C++ messages on every rank alike."""
 
 import os
 
@@ -147,13 +147,31 @@ def test_elementwise_ops_refuse_local_and_global_inputs_together_on_every_rank()
     np.testing.assert_array_equal((g + g).numpy(), 2 * logical())
 
 
-def test_gradients_refused_on_every_rank():
-    t = make_global(ofl.sbp.broadcast)
-    with pytest.raises(ofl.InvalidArgument, match="requires_grad_"):
-        t.requires_grad_()
-    x = ofl.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(ofl.InvalidArgument, match="to_global"):
-        x.to_global(placement=PLACEMENT, sbp=ofl.sbp.broadcast)
+@pytest.mark.parametrize("sbp", SBPS, ids=repr)
+def test_backward_through_global_ops_gives_the_local_gradient(sbp):
+    # A data-parallel step's pieces: a batch split, a broadcast weight whose gradient the SBP rules
+    # reduce across the ranks; the leaf's gradient keeps its SBP (a partial_sum leaf's: broadcast).
+    x = make_global(sbp).requires_grad_()
+    w = ofl.tensor(np.arange(6, dtype=np.float32).reshape(3, 2) / 10).to_global(
+        placement=PLACEMENT, sbp=ofl.sbp.broadcast).requires_grad_()
+    y = (x @ w).tanh()
+    (y * y).mean().backward()
+    assert x.grad.is_global and w.grad.is_global
+    assert w.grad.sbp == (ofl.sbp.broadcast,)
+    assert x.grad.sbp == ((ofl.sbp.broadcast,) if sbp == ofl.sbp.partial_sum else (sbp,))
+    lx = ofl.tensor(logical(), requires_grad=True)
+    lw = ofl.tensor(np.arange(6, dtype=np.float32).reshape(3, 2) / 10, requires_grad=True)
+    ly = (lx @ lw).tanh()
+    (ly * ly).mean().backward()
+    np.testing.assert_allclose(x.grad.numpy(), lx.grad.numpy(), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(w.grad.numpy(), lw.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_gradients_that_would_put_the_ranks_out_of_step_are_refused_on_every_rank():
+    x = ofl.tensor([1.0, 2.0], requires_grad=(R == 0))
+    if N > 1:
+        with pytest.raises(ofl.InvalidArgument, match="require grad on rank"):
+            x.to_global(placement=PLACEMENT, sbp=ofl.sbp.broadcast)
     # The ranks are still in step: a collective after the errors completes.
     np.testing.assert_array_equal(make_global(ofl.sbp.split(0)).numpy(), logical())
 
