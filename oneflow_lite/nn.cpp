@@ -98,26 +98,27 @@ Module& Module::train(bool on) {
   return *this;
 }
 
-std::vector<Tensor*> Module::Slots() {
-  std::vector<Tensor*> out;
-  for (Slot& s : params_) out.push_back(s.tensor.get());
-  for (Slot& s : buffers_) out.push_back(s.tensor.get());
-  for (auto& c : children_) {
-    for (Tensor* t : c.second->Slots()) out.push_back(t);
+std::vector<std::pair<std::string, Tensor*>> Module::Slots(const std::string& prefix) {
+  std::vector<std::pair<std::string, Tensor*>> out;
+  for (Slot& s : params_) out.emplace_back(prefix + s.name, s.tensor.get());
+  for (Slot& s : buffers_) out.emplace_back(prefix + s.name, s.tensor.get());
+  for (auto& [name, child] : children_) {
+    for (auto& slot : child->Slots(prefix + name + ".")) out.push_back(std::move(slot));
   }
   return out;
 }
 
-Module& Module::Apply(bool (*wants)(const Tensor&), const std::function<Tensor(const Tensor&)>& f) {
+Module& Module::Apply(bool (*wants)(const Tensor&),
+                      const std::function<Tensor(const std::string& name, const Tensor&)>& f) {
   std::set<Tensor*> done;
-  for (Tensor* slot : Slots()) {
+  for (auto& [name, slot] : Slots()) {
     if (!done.insert(slot).second || !slot->defined() || !wants(*slot)) continue;
     const bool is_param = slot->requires_grad() && slot->is_leaf();
     Tensor grad = is_param ? slot->grad() : Tensor();
     Tensor moved;
     {
       NoGradGuard no_grad;
-      moved = f(*slot);
+      moved = f(name, *slot);
     }
     if (moved.impl() == slot->impl()) continue;
     moved = moved.detach();
@@ -125,7 +126,7 @@ Module& Module::Apply(bool (*wants)(const Tensor&), const std::function<Tensor(c
       moved.requires_grad_(true);
       if (grad.defined()) {
         NoGradGuard no_grad;
-        moved.set_grad(f(grad));
+        moved.set_grad(f(name, grad));
       }
     }
     *slot = moved;
@@ -135,7 +136,24 @@ Module& Module::Apply(bool (*wants)(const Tensor&), const std::function<Tensor(c
 
 Module& Module::to(const Device& device) {
   return Apply([](const Tensor&) { return true; },
-               [device](const Tensor& t) { return t.to(device); });
+               [device](const std::string&, const Tensor& t) { return t.to(device); });
+}
+
+Module& Module::to_global(const Placement& placement, const Sbp& sbp) {
+  return to_global(placement, [sbp](const std::string&, const Tensor&) { return sbp; });
+}
+
+Module& Module::to_global(
+    const Placement& placement,
+    const std::function<Sbp(const std::string& name, const Tensor& t)>& sbp_of) {
+  const Placement first(placement.device_type(), {placement.ranks()[0]});
+  return Apply([](const Tensor&) { return true; },
+               [&](const std::string& name, const Tensor& t) {
+                 const Sbp sbp = sbp_of(name, t);
+                 // A local tensor: the first rank's, broadcast from it by the placement change.
+                 const Tensor g = t.is_global() ? t : t.to_global(first, Sbp::broadcast());
+                 return g.to_global(placement, sbp);
+               });
 }
 
 Module& Module::to(DType dtype) {
@@ -143,7 +161,7 @@ Module& Module::to(DType dtype) {
     throw InvalidArgument(name() + ": to(dtype) takes a floating dtype, got " + to_string(dtype));
   }
   return Apply([](const Tensor& t) { return is_floating_point(t.dtype()); },
-               [dtype](const Tensor& t) { return t.to(dtype); });
+               [dtype](const std::string&, const Tensor& t) { return t.to(dtype); });
 }
 
 void Module::StateDict(const std::string& prefix, NamedTensors* out) const {

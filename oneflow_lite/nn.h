@@ -58,6 +58,16 @@ class Module {
   Module& to(const Device& device);
   Module& to(DType dtype);
 
+  // Every parameter and buffer made global over `placement` with `sbp`, or with the SBP
+  // `sbp_of(name, tensor)` gives each by its dotted name (tensor parallel: one weight split on its
+  // rows, the next on its columns). The values are the first rank of the placement's (broadcast
+  // from it, so ranks that initialised differently agree), on the placement's devices; a global
+  // tensor is boxed. A parameter stays a leaf that requires grad. Every rank calls it alike; make
+  // optimizers after this.
+  Module& to_global(const Placement& placement, const Sbp& sbp);
+  Module& to_global(const Placement& placement,
+                    const std::function<Sbp(const std::string& name, const Tensor& t)>& sbp_of);
+
   // The parameters and buffers by dotted name: this module's parameters, its buffers, then each
   // submodule's under "<name>.", as torch's state_dict. The tensors are detached views of the
   // module's own.
@@ -91,8 +101,10 @@ class Module {
   void Collect(const std::string& prefix, bool recurse, bool buffers, NamedTensors* out,
                std::vector<const void*>* seen) const;
   void StateDict(const std::string& prefix, NamedTensors* out) const;
-  std::vector<Tensor*> Slots();  // every parameter and buffer handle of the tree
-  Module& Apply(bool (*wants)(const Tensor&), const std::function<Tensor(const Tensor&)>& f);
+  // Every parameter and buffer handle of the tree, by dotted name.
+  std::vector<std::pair<std::string, Tensor*>> Slots(const std::string& prefix = "");
+  Module& Apply(bool (*wants)(const Tensor&),
+                const std::function<Tensor(const std::string& name, const Tensor&)>& f);
 
   std::vector<Slot> params_;
   std::vector<Slot> buffers_;

@@ -60,9 +60,12 @@ void SGD::step() {
     if (mu != 0) {
       Tensor& buf = momentum_[i];
       firsts.push_back(!buf.defined());
-      if (!buf.defined() && !params_[i].is_global()) {
-        // No memory yet: the step's instruction allocates it as its output.
-        buf = functional::NewTensor(params_[i].shape(), params_[i].dtype(), params_[i].device());
+      if (!buf.defined()) {
+        // No memory yet: the step's instruction allocates it as its output (a global parameter's:
+        // each shard's, laid out as the parameter).
+        buf = params_[i].is_global() ? empty_like(params_[i])
+                                     : functional::NewTensor(params_[i].shape(), params_[i].dtype(),
+                                                             params_[i].device());
       }
       bufs.push_back(buf);
     }

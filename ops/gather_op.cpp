@@ -7,8 +7,10 @@
 
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/functional/functional.h"
+#include "ops/grad_util.h"
 #include "ops/op_schema.h"
 #include "ops/reduce_dims.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::ops {
 namespace {
@@ -40,10 +42,26 @@ OpSchema MakeGatherOp() {
   };
   op.save_inputs = Bit(1);
   op.backward = [](const GradContext& ctx, const std::vector<Tensor>& g) {
-    const ArgInfo& x = ctx.input_info[0];
     const int64_t dim = ctx.attrs.get_int("dim");
     return std::vector<Tensor>{
-        scatter_add(zeros(x.shape, g[0].dtype(), x.device), dim, ctx.inputs[1], g[0]), Tensor()};
+        scatter_add(ZerosOfInput(ctx, 0, g[0].dtype()), dim, ctx.inputs[1], g[0]), Tensor()};
+  };
+  // Global: a split on a dim but `dim` where the input and index are of one size there passes;
+  // the index split on any dim with the input broadcast (each rank holds what it gathers from).
+  op.sbp_signature = [](const GlobalInputs& c) {
+    const int ndim = c.logical_in[0].ndim();
+    const int dim = WrapDim("gather", c.attrs.get_int("dim"), ndim);
+    std::vector<SbpSignature> candidates;
+    for (int d = 0; d < ndim; ++d) {
+      if (d != dim && c.logical_in[0][d] == c.logical_in[1][d]) {
+        candidates.push_back({{Sbp::split(d), Sbp::split(d)}, Sbp::split(d)});
+      }
+    }
+    for (int d = 0; d < ndim; ++d) {
+      candidates.push_back({{Sbp::broadcast(), Sbp::split(d)}, Sbp::split(d)});
+    }
+    candidates.push_back({{Sbp::broadcast(), Sbp::broadcast()}, Sbp::broadcast()});
+    return CheapestSignature(c, std::move(candidates));
   };
   return op;
 }

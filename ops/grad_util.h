@@ -15,4 +15,12 @@ inline Tensor SumTo(const Tensor& g, const Shape& shape) {
   return expand_backward(g, shape);
 }
 
+// Zeros of input i's shape on its device in `dtype` (a global input's: broadcast over its
+// placement), for a backward that adds into them (gather's scatter_add).
+inline Tensor ZerosOfInput(const GradContext& ctx, int i, DType dtype) {
+  const ArgInfo& a = ctx.input_info[static_cast<size_t>(i)];
+  if (a.placement) return ctx.global_zeros(a, dtype);
+  return zeros(a.shape, dtype, a.device);
+}
+
 }  // namespace ofl::ops

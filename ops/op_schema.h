@@ -42,6 +42,9 @@ struct GradContext {
   const std::vector<ArgInfo>& input_info;
   const std::vector<ArgInfo>& output_info;
   const Attrs& attrs;
+  // Zeros of a global argument's logical shape in `dtype`, broadcast over its placement (the
+  // engine's; ops/grad_util.h's ZerosOfInput calls it).
+  Tensor (*global_zeros)(const ArgInfo& info, DType dtype) = nullptr;
   bool needs(int i) const { return (needs_input_grad >> i) & 1; }
 };
 

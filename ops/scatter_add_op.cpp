@@ -10,6 +10,7 @@
 #include "oneflow_lite/functional/functional.h"
 #include "ops/op_schema.h"
 #include "ops/reduce_dims.h"
+#include "ops/sbp_rules.h"
 
 namespace ofl::ops {
 namespace {
@@ -63,6 +64,25 @@ OpSchema MakeScatterAddOp() {
       dx[2] = gather(g[0], ctx.attrs.get_int("dim"), ctx.inputs[1]);
     }
     return dx;
+  };
+  // Global: a split on a dim but `dim` where self, index and src are of one size there passes;
+  // self and src partial_sum with the index broadcast (scatter_add is linear in both together);
+  // else broadcast.
+  op.sbp_signature = [](const GlobalInputs& c) {
+    const int ndim = c.logical_in[0].ndim();
+    const int dim = WrapDim("scatter_add", c.attrs.get_int("dim"), ndim);
+    const Sbp kB = Sbp::broadcast(), kP = Sbp::partial_sum();
+    std::vector<SbpSignature> candidates;
+    for (int d = 0; d < ndim; ++d) {
+      if (d != dim && c.logical_in[0][d] == c.logical_in[1][d] &&
+          c.logical_in[1][d] == c.logical_in[2][d]) {
+        const Sbp s = Sbp::split(d);
+        candidates.push_back({{s, s, s}, s});
+      }
+    }
+    candidates.push_back({{kP, kB, kP}, kP});
+    candidates.push_back({{kB, kB, kB}, kB});
+    return CheapestSignature(c, std::move(candidates));
   };
   return op;
 }

@@ -66,11 +66,13 @@ Tensor WithHistory(const Tensor& saved, const std::shared_ptr<Node>& grad_fn, in
 
 // Zeros in the place of a gradient that did not arrive: broadcast over the placement for a global
 // tensor.
+Tensor GlobalZeros(const ops::ArgInfo& info, DType dtype) {
+  return functional::GlobalFull("backward", info.shape, 0, dtype, *info.placement,
+                                Sbp::broadcast());
+}
+
 Tensor ZerosOf(const ops::ArgInfo& info) {
-  if (info.placement) {
-    return functional::GlobalFull("backward", info.shape, 0, info.dtype, *info.placement,
-                                  Sbp::broadcast());
-  }
+  if (info.placement) return GlobalZeros(info, info.dtype);
   return zeros(info.shape, info.dtype, info.device);
 }
 
@@ -273,7 +275,8 @@ struct Run {
                                create_graph ? outputs_now : n->saved_outputs,
                                n->input_info,
                                n->output_info,
-                               n->attrs};
+                               n->attrs,
+                               &GlobalZeros};
     std::vector<Tensor> in_grads;
     {
       vm::OpNameScope scope(n->op->backward_name.c_str());

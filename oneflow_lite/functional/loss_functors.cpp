@@ -30,6 +30,9 @@ Reduction ReductionOf(const char* op, const std::string& reduction) {
 Tensor Reduce(const Tensor& loss, Reduction r) {
   switch (r) {
     case Reduction::kMean:
+      // A global loss split over its batch: each rank sums its part, a partial sum scaled by the
+      // whole count (mean would gather the elements first).
+      if (loss.is_global()) return loss.sum() / static_cast<double>(loss.numel());
       return loss.mean();
     case Reduction::kSum:
       return loss.sum();
@@ -42,8 +45,8 @@ Tensor Reduce(const Tensor& loss, Reduction r) {
 }  // namespace
 
 Tensor mse_loss(const Tensor& x, const Tensor& target, const std::string& reduction) {
-  functional::ImplOf("mse_loss", x);
-  functional::ImplOf("mse_loss", target);
+  functional::LocalImplOf("mse_loss", x);
+  functional::LocalImplOf("mse_loss", target);
   const Reduction r = ReductionOf("mse_loss", reduction);
   const Tensor d = x - target;
   return Reduce(d * d, r);
@@ -77,8 +80,8 @@ void CheckWeight(const char* op, const Tensor& x, const Tensor& weight) {
 // A class-index target (int64, the input's shape without the class dim) for a float input with a
 // class dim, and the weight (CheckWeight).
 void CheckClassTarget(const char* op, const Tensor& x, const Tensor& target, const Tensor& weight) {
-  functional::ImplOf(op, x);
-  functional::ImplOf(op, target);
+  functional::LocalImplOf(op, x);
+  functional::LocalImplOf(op, target);
   if (x.dim() == 0) {
     throw InvalidArgument(std::string(op) + ": input must have a class dim, got a 0-dim tensor");
   }
@@ -145,8 +148,8 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight,
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight,
                      const std::string& reduction, int64_t ignore_index, double label_smoothing) {
-  functional::ImplOf("cross_entropy", input);
-  functional::ImplOf("cross_entropy", target);
+  functional::LocalImplOf("cross_entropy", input);
+  functional::LocalImplOf("cross_entropy", target);
   const Reduction r = ReductionOf("cross_entropy", reduction);
   if (!(label_smoothing >= 0.0 && label_smoothing <= 1.0)) {
     throw InvalidArgument("cross_entropy: label_smoothing must be between 0.0 and 1.0, got " +
@@ -188,6 +191,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
   }
   CheckClassTarget("cross_entropy", input, target, weight);
   if (label_smoothing == 0.0 && !weight.defined() && input.dim() == 2 && r != Reduction::kNone &&
+      !input.is_global() && !target.is_global() &&
       kernels::TryFindKernel("cross_entropy", input.device().type()) != nullptr) {
     // The common case as one kernel (ops/cross_entropy_op.cpp).
     static const ops::OpSchema& fused = ops::BuiltinOp("cross_entropy");

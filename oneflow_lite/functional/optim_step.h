@@ -21,9 +21,12 @@ struct AdamStepArgs {
 
 // Updates params[i], exp_avgs[i], exp_avg_sqs[i] (and max_exp_avg_sqs[i] with amsgrad) in place
 // from grads[i] at step steps[i] (from 1), for every i it can take; returns the indices it left
-// for the caller's per-op step: a tensor that is global or not contiguous, a state of another
-// shape, dtype or device, a dtype other than float16/bfloat16/float32/float64, a device type
-// without the kernel, or an operand whose storage another operand of the call writes too.
+// for the caller's per-op step: a tensor that is not contiguous (a global one's shard), a global
+// parameter that is partial_sum or whose gradient or states are not global over its placement
+// with its SBP (a gradient of another SBP is boxed to it; the others step shard by shard), a
+// state of another shape, dtype or device, a dtype other than float16/bfloat16/float32/float64, a
+// device type without the kernel, or an operand whose storage another operand of the call writes
+// too.
 // The lists have one entry per parameter (max_exp_avg_sqs may be empty without amsgrad).
 std::vector<size_t> AdamStep(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                              const std::vector<Tensor>& exp_avgs,

@@ -3,6 +3,7 @@
 #include "oneflow_lite/functional/optim_step.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <set>
 #include <string>
 #include <tuple>
@@ -12,6 +13,7 @@
 #include "kernels/optim_step.h"
 #include "oneflow_lite/error.h"
 #include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/global_util.h"
 #include "oneflow_lite/tensor_impl.h"
 #include "vm/instructions_builder.h"
 
@@ -142,6 +144,34 @@ void Issue(const char* kernel, const Group& group, const Attrs& attrs) {
   for (const Tensor& w : group.written) w.impl()->storage()->BumpVersion();
 }
 
+// A global parameter steps shard by shard (the step is elementwise) when its gradient and states
+// are global over its placement and it is split or broadcast: its operands become this rank's
+// shards (sharing their storages), a gradient of another SBP boxed to the parameter's first (the
+// same collective on every rank: the SBPs are the program's). Others stay global, for the per-op
+// path. `states` are the per-parameter state lists (empty when unused).
+void ToShards(std::vector<Tensor>* params, std::vector<Tensor>* grads,
+              std::initializer_list<std::vector<Tensor>*> states) {
+  for (size_t i = 0; i < params->size(); ++i) {
+    const Tensor& p = (*params)[i];
+    if (!p.defined() || !p.is_global() || p.sbp().is_partial_sum()) continue;
+    const Placement placement = p.placement();
+    const Sbp sbp = p.sbp();
+    auto same = [&](const Tensor& t) {
+      return t.defined() && t.is_global() && t.placement() == placement && t.sbp() == sbp;
+    };
+    Tensor& g = (*grads)[i];
+    bool ok = g.defined() && g.is_global() && g.placement() == placement;
+    for (std::vector<Tensor>* s : states) ok = ok && (s->empty() || same((*s)[i]));
+    if (!ok) continue;
+    if (g.sbp() != sbp) g = g.to_global(placement, sbp);
+    (*params)[i] = ShardOf(p);
+    g = ShardOf(g);
+    for (std::vector<Tensor>* s : states) {
+      if (!s->empty()) (*s)[i] = ShardOf((*s)[i]);
+    }
+  }
+}
+
 void NeedSizes(const char* fn, size_t n, std::initializer_list<std::pair<const char*, size_t>> l) {
   for (const auto& entry : l) {
     if (entry.second != n) {
@@ -166,12 +196,15 @@ std::vector<size_t> AdamStep(const std::vector<Tensor>& params, const std::vecto
              {"exp_avg_sqs", exp_avg_sqs.size()},
              {"steps", steps.size()}});
   if (args.amsgrad) NeedSizes("adam_step", n, {{"max_exp_avg_sqs", max_exp_avg_sqs.size()}});
+  std::vector<Tensor> ps = params, gs = grads, ms = exp_avgs, vs = exp_avg_sqs;
+  std::vector<Tensor> vmaxs = args.amsgrad ? max_exp_avg_sqs : std::vector<Tensor>();
+  ToShards(&ps, &gs, {&ms, &vs, &vmaxs});
   std::vector<Group> groups;
   std::vector<size_t> left = Sort(
-      "adam_step", params, grads,
+      "adam_step", ps, gs,
       [&](size_t i) {
-        std::vector<Tensor> s{exp_avgs[i], exp_avg_sqs[i]};
-        if (args.amsgrad) s.push_back(max_exp_avg_sqs[i]);
+        std::vector<Tensor> s{ms[i], vs[i]};
+        if (args.amsgrad) s.push_back(vmaxs[i]);
         return s;
       },
       &groups);
@@ -193,10 +226,13 @@ std::vector<size_t> SgdStep(const std::vector<Tensor>& params, const std::vector
   const bool momentum = args.momentum != 0;
   NeedSizes("sgd_step", n, {{"grads", grads.size()}});
   if (momentum) NeedSizes("sgd_step", n, {{"bufs", bufs.size()}, {"firsts", firsts.size()}});
+  std::vector<Tensor> ps = params, gs = grads;
+  std::vector<Tensor> bs = momentum ? bufs : std::vector<Tensor>();
+  ToShards(&ps, &gs, {&bs});
   std::vector<Group> groups;
   std::vector<size_t> left = Sort(
-      "sgd_step", params, grads,
-      [&](size_t i) { return momentum ? std::vector<Tensor>{bufs[i]} : std::vector<Tensor>{}; },
+      "sgd_step", ps, gs,
+      [&](size_t i) { return momentum ? std::vector<Tensor>{bs[i]} : std::vector<Tensor>{}; },
       &groups);
   for (const Group& group : groups) {
     std::vector<int64_t> group_firsts;

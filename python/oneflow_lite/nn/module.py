@@ -255,6 +255,33 @@ class Module:
     def cpu(self):
         return self.to("cpu")
 
+    def to_global(self, placement, sbp):
+        """Every parameter and buffer made global over `placement` with `sbp`, or with what
+        `sbp(name, tensor)` returns for each by its dotted name (tensor parallel: one weight split
+        on its rows, the next on its columns). The values are the first rank of the placement's
+        (broadcast from it, so ranks that initialised differently agree). Parameters stay
+        Parameters (new objects: make optimizers after this). Every rank calls it alike."""
+        pick = sbp if callable(sbp) else (lambda name, t: sbp)
+        first = _C.placement(placement.type, ranks=[placement.ranks[0]])
+
+        def convert(name, t):
+            g = t if t.is_global else t.to_global(placement=first, sbp=_C.Sbp._broadcast())
+            return g.to_global(placement=placement, sbp=pick(name, t))
+
+        for prefix, m in self.named_modules():
+            dotted = prefix + "." if prefix else ""
+            for name, p in list(m._parameters.items()):
+                if p is None:
+                    continue
+                with no_grad():
+                    q = Parameter(convert(dotted + name, p), p.requires_grad)
+                m._parameters[name] = q
+            for name, b in list(m._buffers.items()):
+                if b is not None:
+                    with no_grad():
+                        m._buffers[name] = convert(dotted + name, b)
+        return self
+
     # State ---------------------------------------------------------------------------------------
 
     def state_dict(self, destination=None, prefix="", keep_vars=False):

@@ -167,6 +167,52 @@ def test_backward_through_global_ops_gives_the_local_gradient(sbp):
     np.testing.assert_allclose(w.grad.numpy(), lw.grad.numpy(), rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("parallel", ["data", "tensor"])
+def test_training_on_global_tensors_gives_the_one_process_losses(parallel):
+    # A 3-6-2 MLP, cross-entropy and Adam, data parallel (parameters broadcast, the batch split)
+    # or tensor parallel (the first Linear split on its outputs, the second on its inputs).
+    from oneflow_lite import nn
+
+    def make():
+        ofl.manual_seed(5 + R)  # each rank its own initialisation: to_global takes rank 0's
+        return nn.Sequential(nn.Linear(3, 6), nn.ReLU(), nn.Linear(6, 2)).double()
+
+    x = np.sin(np.arange(4 * N * 3, dtype=np.float64)).reshape(4 * N, 3)
+    t = np.arange(4 * N, dtype=np.int64) % 2
+
+    def train(model, xs, ts):
+        opt = ofl.optim.Adam(model.parameters(), lr=0.05)
+        losses = []
+        for _ in range(6):
+            opt.zero_grad()
+            loss = nn.functional.cross_entropy(model(xs), ts)
+            loss.backward()
+            opt.step()
+            losses.append(float(loss.to_global(placement=PLACEMENT, sbp=ofl.sbp.broadcast).numpy())
+                          if loss.is_global else float(loss))
+        return losses
+
+    model = make()
+    if parallel == "data":
+        model.to_global(PLACEMENT, ofl.sbp.broadcast)
+        split = ofl.sbp.split(0)
+    else:
+        model.to_global(PLACEMENT, lambda name, p: ofl.sbp.split(0) if name.startswith("0.")
+                        else ofl.sbp.split(1) if name == "2.weight" else ofl.sbp.broadcast)
+        split = ofl.sbp.broadcast
+    state = {k: v.to_global(placement=PLACEMENT, sbp=ofl.sbp.broadcast).to_local().numpy()
+             for k, v in model.state_dict().items()}
+    gx = ofl.tensor(x).to_global(placement=PLACEMENT, sbp=ofl.sbp.broadcast).to_global(
+        placement=PLACEMENT, sbp=split)
+    gt = ofl.tensor(t).to_global(placement=PLACEMENT, sbp=ofl.sbp.broadcast).to_global(
+        placement=PLACEMENT, sbp=split)
+    global_losses = train(model, gx, gt)
+    local = make()
+    local.load_state_dict({k: ofl.tensor(v) for k, v in state.items()})
+    local_losses = train(local, ofl.tensor(x), ofl.tensor(t))
+    np.testing.assert_allclose(global_losses, local_losses, rtol=1e-6)
+
+
 def test_gradients_that_would_put_the_ranks_out_of_step_are_refused_on_every_rank():
     x = ofl.tensor([1.0, 2.0], requires_grad=(R == 0))
     if N > 1:
