@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -17,20 +16,11 @@
 namespace ofl::testing {
 namespace {
 
-// This rank's device on placements of `type` (a sim rank uses the sim device of its node-local
-// rank, docs/global-tensors.md).
-Device DeviceOn(const std::string& type) {
-  if (type != "sim") return Device(type);
-  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-  const int r = local != nullptr ? std::atoi(local) : rank();
-  return Device(DeviceType::kSim, r % device_count(DeviceType::kSim));
-}
-
 Tensor GlobalOf(const std::vector<float>& logical, const Shape& shape, const Sbp& sbp,
                 const Placement& p) {
   const int me = std::max(p.index_of(rank()), 0);  // outside: any tensor
   return LocalPiece<float>(logical, shape, sbp, me, p.size())
-      .to(DeviceOn(p.device_type()))
+      .to(p.device_type() == "sim" ? MySim() : Device("cpu"))
       .to_global(p, sbp);
 }
 

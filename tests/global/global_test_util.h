@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <type_traits>
@@ -44,6 +45,16 @@ inline Placement World() {
   std::vector<int> ranks;
   for (int r = 0; r < world_size(); ++r) ranks.push_back(r);
   return Placement("cpu", ranks);
+}
+
+// The same ranks' sim placement, and the sim device this rank's shards live on there (the
+// node-local rank modulo the sim devices).
+inline Placement SimOf(const Placement& p) { return Placement("sim", p.ranks()); }
+inline Placement SimWorld() { return SimOf(World()); }
+inline Device MySim() {
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  const int r = local != nullptr ? std::atoi(local) : rank();
+  return Device(DeviceType::kSim, r % device_count(DeviceType::kSim));
 }
 
 // Logical value: element i is (i % 7) + 1 (small integers, exact in every type).

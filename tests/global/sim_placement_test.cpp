@@ -23,16 +23,6 @@
 namespace ofl::testing {
 namespace {
 
-Placement SimOf(const Placement& p) { return Placement("sim", p.ranks()); }
-Placement SimWorld() { return SimOf(World()); }
-
-// The sim device this rank's shards live on (the node-local rank modulo the sim devices).
-Device MySim() {
-  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-  const int r = local != nullptr ? std::atoi(local) : rank();
-  return Device(DeviceType::kSim, r % device_count(DeviceType::kSim));
-}
-
 // Every boxing pair on the sim placement gives the shards the same pair gives on the cpu placement.
 template <class T>
 void CheckEveryBoxingPairAgainstCpu(const Shape& shape) {
