@@ -15,7 +15,11 @@
 //                                       status-only agreement), switched on every rank alike
 //                                       between the loops: the check's cost is the ratio of the
 //                                       two;
-//   allreduce_1MiB/mpi_allreduce        MPI_Allreduce of the 1 MiB.
+//   allreduce_1MiB/mpi_allreduce        MPI_Allreduce of the 1 MiB;
+//   dp_step_b4096/ofl                   one data-parallel training step (forward, cross-entropy,
+//                                       backward, Adam) of the 64-128-10 MLP at batch 4096 split
+//                                       over the ranks, parameters broadcast (ns_per_op: per
+//                                       step; the one-process step is ofl_bench_train_step's).
 // ofl takes its output from its caching pool at every conversion, as a program does; the
 // baselines reuse page-aligned buffers written once. Before timing, ofl's results are checked
 // against MPI's on every rank.
@@ -212,6 +216,41 @@ void MpiAllReduce1MiB(benchmark::State& state) {
       kSmallBytes);
 }
 
+// Data-parallel training steps of the 64-128-10 MLP at batch 4096: the weight gradients arrive as
+// partial sums and are all-reduced as they land, on the collective stream, while the backward of
+// the layers below goes on.
+void OflDataParallelStep(benchmark::State& state) {
+  constexpr int64_t kBatch = 4096, kSteps = 4;
+  const ofl::Placement p = World();
+  ofl::manual_seed(0);
+  auto model =
+      std::make_shared<ofl::nn::Sequential>(std::initializer_list<std::shared_ptr<ofl::nn::Module>>{
+          std::make_shared<ofl::nn::Linear>(64, 128), std::make_shared<ofl::nn::ReLU>(),
+          std::make_shared<ofl::nn::Linear>(128, 10)});
+  model->to_global(p, ofl::Sbp::broadcast());
+  ofl::optim::Adam opt(model->parameters(), ofl::optim::AdamOptions(1e-3));
+  const ofl::Tensor x = ofl::randn(ofl::Shape({kBatch, 64}))
+                            .to_global(p, ofl::Sbp::broadcast())
+                            .to_global(p, ofl::Sbp::split(0));
+  const ofl::Tensor y = ofl::randint(0, 10, ofl::Shape({kBatch}))
+                            .to_global(p, ofl::Sbp::broadcast())
+                            .to_global(p, ofl::Sbp::split(0));
+  auto steps = [&] {
+    for (int64_t i = 0; i < kSteps; ++i) {
+      opt.zero_grad();
+      const ofl::Tensor loss = ofl::cross_entropy((*model)(x), y);
+      loss.backward();
+      opt.step();
+    }
+    ofl::sync();
+  };
+  steps();
+  MPI_Barrier(MPI_COMM_WORLD);
+  LoopClock clock;
+  for (auto _ : state) steps();
+  ofl_bench::ReportNsPerOp(state, clock, kSteps);
+}
+
 // ofl's broadcast shard must equal what MPI computes from the same inputs. The verdict is agreed
 // over the world, so that every rank goes on (or stops) alike.
 bool Check() {
@@ -285,6 +324,9 @@ int main(int argc, char** argv) {
     small("allreduce_1MiB/ofl", [](benchmark::State& s) { OflAllReduce1MiB(s, true); });
     small("allreduce_1MiB/ofl_unchecked", [](benchmark::State& s) { OflAllReduce1MiB(s, false); });
     small("allreduce_1MiB/mpi_allreduce", MpiAllReduce1MiB);
+    ofl_bench::Register("dp_step_b4096/ofl", OflDataParallelStep)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(kIterations);
   }
 
   char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
