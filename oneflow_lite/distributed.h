@@ -9,6 +9,7 @@
 
 #include "oneflow_lite/dtype.h"
 #include "oneflow_lite/placement.h"
+#include "oneflow_lite/scalar.h"
 #include "oneflow_lite/shape.h"
 #include "oneflow_lite/tensor.h"
 
@@ -33,5 +34,16 @@ void abort_job(const std::string& why);
 // A global tensor of the given logical shape whose shards are allocated (not initialised) on the
 // placement's ranks; ranks outside the placement hold an empty shard.
 Tensor empty(const Shape& logical, DType dtype, const Placement& placement, const Sbp& sbp);
+// The same, filled: every element of the logical tensor `value` (partial_sum: the first rank of
+// the placement holds it, the others zeros), made by each rank alone.
+Tensor full(const Shape& logical, Scalar value, DType dtype, const Placement& placement,
+            const Sbp& sbp);
+Tensor zeros(const Shape& logical, DType dtype, const Placement& placement, const Sbp& sbp);
+Tensor ones(const Shape& logical, DType dtype, const Placement& placement, const Sbp& sbp);
+// Uniform in [0, 1) / standard normal: the numbers the local rand / randn of the whole logical
+// shape draws (the same seed and order of calls), whatever the SBP and the rank count; each rank
+// draws the whole tensor and keeps its shard (partial_sum is refused: a random sum has no shards).
+Tensor rand(const Shape& logical, DType dtype, const Placement& placement, const Sbp& sbp);
+Tensor randn(const Shape& logical, DType dtype, const Placement& placement, const Sbp& sbp);
 
 }  // namespace ofl

@@ -14,6 +14,7 @@
 #include "oneflow_lite/functional/global_exchange.h"
 #include "oneflow_lite/functional/global_protocol.h"
 #include "oneflow_lite/functional/global_util.h"
+#include "oneflow_lite/random.h"
 #include "ops/array_ops.h"
 #include "ops/sbp_rules.h"
 #include "vm/process_group_hooks.h"
@@ -221,6 +222,52 @@ Tensor empty(const Shape& logical, DType dtype, const Placement& placement, cons
                               : ofl::empty(ops::PhysicalShape(logical, sbp, placement.size(), me),
                                            dtype, functional::PlacementDevice(placement));
   return functional::GlobalOverShard(shard, placement, sbp, logical);
+}
+
+namespace {
+void CheckGlobalCreation(const char* op, const Shape& logical, DType dtype, const Placement& p,
+                         const Sbp& sbp) {
+  ops::CheckDType(op, dtype);
+  ops::CheckShape(op, "shape", logical, element_size(dtype));
+  functional::CheckPlacement(op, p);
+  functional::CheckSbp(op, sbp, logical);
+}
+
+Tensor GlobalRandom(const char* op, const Shape& logical, DType dtype, const Placement& p,
+                    const Sbp& sbp, bool normal) {
+  CheckGlobalCreation(op, logical, dtype, p, sbp);
+  if (!is_floating_point(dtype)) {
+    throw InvalidArgument(std::string(op) + ": dtype " + to_string(dtype) +
+                          " is not supported (a float dtype is)");
+  }
+  if (sbp.is_partial_sum()) {
+    throw InvalidArgument(std::string(op) +
+                          ": sbp P (partial_sum) is not supported for random numbers (their sum "
+                          "over the ranks has no shards to draw); draw broadcast or split");
+  }
+  const Tensor like = empty(logical, dtype, p, sbp);
+  return normal ? randn_like(like) : rand_like(like);
+}
+}  // namespace
+
+Tensor full(const Shape& logical, Scalar value, DType dtype, const Placement& placement,
+            const Sbp& sbp) {
+  CheckGlobalCreation("full", logical, dtype, placement, sbp);
+  return functional::GlobalFull("full", logical, value, dtype, placement, sbp);
+}
+Tensor zeros(const Shape& logical, DType dtype, const Placement& placement, const Sbp& sbp) {
+  CheckGlobalCreation("zeros", logical, dtype, placement, sbp);
+  return functional::GlobalFull("zeros", logical, 0, dtype, placement, sbp);
+}
+Tensor ones(const Shape& logical, DType dtype, const Placement& placement, const Sbp& sbp) {
+  CheckGlobalCreation("ones", logical, dtype, placement, sbp);
+  return functional::GlobalFull("ones", logical, 1, dtype, placement, sbp);
+}
+Tensor rand(const Shape& logical, DType dtype, const Placement& placement, const Sbp& sbp) {
+  return GlobalRandom("rand", logical, dtype, placement, sbp, /*normal=*/false);
+}
+Tensor randn(const Shape& logical, DType dtype, const Placement& placement, const Sbp& sbp) {
+  return GlobalRandom("randn", logical, dtype, placement, sbp, /*normal=*/true);
 }
 
 }  // namespace ofl

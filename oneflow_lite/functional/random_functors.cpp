@@ -14,8 +14,11 @@
 
 #include "kernels/random.h"
 #include "oneflow_lite/autograd.h"
+#include "oneflow_lite/distributed.h"
 #include "oneflow_lite/functional/functional.h"
 #include "oneflow_lite/functional/functor_util.h"
+#include "oneflow_lite/functional/global_protocol.h"
+#include "oneflow_lite/functional/global_util.h"
 #include "oneflow_lite/functional/op_call.h"
 #include "ops/array_ops.h"
 #include "ops/op_schema.h"
@@ -210,16 +213,40 @@ Tensor randperm(int64_t n, DType dtype, const Device& device) {
   return dtype == DType::kInt64 ? t : t.to(dtype);
 }
 
+namespace {
+// rand_like / randn_like. A global x gives a global tensor of its placement and SBP (partial_sum:
+// broadcast) holding the numbers the local call on the whole logical tensor draws: every rank
+// draws the whole tensor from the generator (which every rank advances alike, ranks outside the
+// placement included) and keeps its shard, so the values do not depend on the layout or the rank
+// count.
+Tensor RandomLike(const char* fn, const Tensor& x, std::optional<DType> dtype,
+                  kernels::RandomDist dist) {
+  const TensorImpl& t = functional::LocalImplOf(fn, x);
+  const DType out = dtype ? *dtype : t.dtype();
+  const GlobalMeta* g = t.global().get();
+  if (g == nullptr) return NewRandom(fn, t.shape(), out, t.device(), dist, 0.0, 1.0);
+  const Sbp sbp = g->sbp.is_partial_sum() ? Sbp::broadcast() : g->sbp;
+  if (!g->placement.contains(ofl::rank())) {
+    CheckFloat(fn, out);
+    (void)Reserve(functional::PlacementDevice(g->placement),
+                  static_cast<uint64_t>(g->logical_shape.numel()));
+    return functional::GlobalOverShard(functional::EmptyShard(out), g->placement, sbp,
+                                       g->logical_shape);
+  }
+  const Tensor whole = NewRandom(fn, g->logical_shape, out,
+                                 functional::PlacementDevice(g->placement), dist, 0.0, 1.0);
+  NoGradGuard no_grad;
+  return functional::GlobalOverShard(whole, g->placement, Sbp::broadcast(), g->logical_shape)
+      .to_global(g->placement, sbp);
+}
+}  // namespace
+
 Tensor rand_like(const Tensor& x, std::optional<DType> dtype) {
-  const TensorImpl& t = functional::ImplOf("rand_like", x);
-  return NewRandom("rand_like", t.shape(), dtype ? *dtype : t.dtype(), t.device(),
-                   kernels::RandomDist::kUniform, 0.0, 1.0);
+  return RandomLike("rand_like", x, dtype, kernels::RandomDist::kUniform);
 }
 
 Tensor randn_like(const Tensor& x, std::optional<DType> dtype) {
-  const TensorImpl& t = functional::ImplOf("randn_like", x);
-  return NewRandom("randn_like", t.shape(), dtype ? *dtype : t.dtype(), t.device(),
-                   kernels::RandomDist::kNormal, 0.0, 1.0);
+  return RandomLike("randn_like", x, dtype, kernels::RandomDist::kNormal);
 }
 
 Tensor& Tensor::uniform_(double from, double to) {
@@ -239,14 +266,14 @@ Tensor& Tensor::normal_(double mean, double std) {
 }
 
 Tensor bernoulli(const Tensor& p) {
-  const TensorImpl& t = functional::ImplOf("bernoulli", p);
+  const TensorImpl& t = functional::LocalImplOf("bernoulli", p);
   CheckFloat("bernoulli", t.dtype());
   NoGradGuard no_grad;
   return lt(rand_like(p), p).to(t.dtype());
 }
 
 Tensor bernoulli(const Tensor& x, double p) {
-  const TensorImpl& t = functional::ImplOf("bernoulli", x);
+  const TensorImpl& t = functional::LocalImplOf("bernoulli", x);
   CheckFloat("bernoulli", t.dtype());
   if (!(p >= 0 && p <= 1)) {
     throw InvalidArgument("bernoulli: p must be in 0 .. 1, got " + std::to_string(p));
@@ -256,7 +283,7 @@ Tensor bernoulli(const Tensor& x, double p) {
 }
 
 Tensor dropout(const Tensor& x, double p, bool training) {
-  const TensorImpl& t = functional::ImplOf("dropout", x);
+  const TensorImpl& t = functional::LocalImplOf("dropout", x);
   if (!(p >= 0 && p <= 1)) {
     throw InvalidArgument("dropout: probability has to be between 0 and 1, but got " +
                           std::to_string(p));
