@@ -11,12 +11,15 @@
 // their arguments with arg_parser.h.
 #include <Python.h>
 
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "oneflow_lite/distributed.h"
 #include "python/src/arg_parser.h"
 #include "python/src/bindings.h"
+#include "python/src/global_args.h"
 
 namespace ofl::python {
 
@@ -117,26 +120,38 @@ PyMethodDef KeywordsMethodDef(const char* name, F* f) {
           METH_FASTCALL | METH_KEYWORDS, nullptr};
 }
 
-// ofl.empty / zeros / ones(*size, dtype=None, device=None, requires_grad=False).
+// ofl.empty / zeros / ones(*size, dtype=None, device=None, requires_grad=False, placement=None,
+// sbp=None): with placement and sbp, a global tensor of that logical size.
 struct EmptyF {
   static constexpr const char* kName = "empty";
   static Tensor Run(const Shape& s, DType d, const Device& dev) { return ofl::empty(s, d, dev); }
+  static Tensor Run(const Shape& s, DType d, const GlobalArgs& g) {
+    return ofl::empty(s, d, g.placement, g.sbp);
+  }
 };
 struct ZerosF {
   static constexpr const char* kName = "zeros";
   static Tensor Run(const Shape& s, DType d, const Device& dev) { return ofl::zeros(s, d, dev); }
+  static Tensor Run(const Shape& s, DType d, const GlobalArgs& g) {
+    return ofl::zeros(s, d, g.placement, g.sbp);
+  }
 };
 struct OnesF {
   static constexpr const char* kName = "ones";
   static Tensor Run(const Shape& s, DType d, const Device& dev) { return ofl::ones(s, d, dev); }
+  static Tensor Run(const Shape& s, DType d, const GlobalArgs& g) {
+    return ofl::ones(s, d, g.placement, g.sbp);
+  }
 };
 
 template <class F>
 PyObject* SizedFactory(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
   try {
     const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    nb::handle kw[3] = {Py_None, Py_None, Py_False};  // dtype, device, requires_grad
-    ParseKeywords(F::kName, args + nargs, kwnames, {"dtype", "device", "requires_grad"}, 0, kw);
+    // dtype, device, requires_grad, placement, sbp
+    nb::handle kw[5] = {Py_None, Py_None, Py_False, Py_None, Py_None};
+    ParseKeywords(F::kName, args + nargs, kwnames,
+                  {"dtype", "device", "requires_grad", "placement", "sbp"}, 0, kw);
     const bool requires_grad = ArgBool(kw[2], F::kName, "requires_grad");
     Shape shape = FastShape(args, nargs, F::kName);
     // zeros and ones are full() inside: checked here, so that the message names the call made.
@@ -147,8 +162,14 @@ PyObject* SizedFactory(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyOb
                               std::to_string(i));
       }
     }
-    Tensor t =
-        F::Run(shape, ArgDType(kw[0], F::kName, DType::kFloat32), ArgDevice(kw[1], F::kName));
+    const DType dtype = ArgDType(kw[0], F::kName, DType::kFloat32);
+    Tensor t;
+    if (const std::optional<GlobalArgs> g = ArgGlobal(F::kName, kw[3], kw[4], kw[1])) {
+      GilRelease r;  // the placement's first use may build its communicators over MPI
+      t = F::Run(shape, dtype, *g);
+    } else {
+      t = F::Run(shape, dtype, ArgDevice(kw[1], F::kName));
+    }
     if (requires_grad) t.requires_grad_(true);
     return NewTensorObject(std::move(t));
   } catch (...) {
@@ -160,9 +181,9 @@ PyObject* SizedFactory(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyOb
 // the value when none is given, as PyTorch's (bool, int64, or float32).
 PyObject* Full(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
   try {
-    nb::handle a[5] = {nullptr, nullptr, Py_None, Py_None, Py_False};
+    nb::handle a[7] = {nullptr, nullptr, Py_None, Py_None, Py_False, Py_None, Py_None};
     ParseArgs("full", args, static_cast<size_t>(nargsf), kwnames,
-              {"size", "fill_value", "dtype", "device", "requires_grad"}, 2, a);
+              {"size", "fill_value", "dtype", "device", "requires_grad", "placement", "sbp"}, 2, a);
     Shape shape(PyLong_Check(a[0].ptr()) ? std::vector<int64_t>{ArgInt(a[0], "full", "size")}
                                          : ArgIntSequence(a[0], "full", "size"));
     Scalar v;
@@ -175,9 +196,14 @@ PyObject* Full(PyObject*, PyObject* const* args, Py_ssize_t nargsf, PyObject* kw
                            : v.kind() == Scalar::Kind::kDouble ? DType::kFloat32
                                                                : DType::kInt64;
     const DType d = ArgDType(a[2], "full", fallback);
-    const Device dev = ArgDevice(a[3], "full");
     const bool requires_grad = ArgBool(a[4], "full", "requires_grad");
-    Tensor t = ofl::full(shape, v, d, dev);
+    Tensor t;
+    if (const std::optional<GlobalArgs> g = ArgGlobal("full", a[5], a[6], a[3])) {
+      GilRelease r;  // the placement's first use may build its communicators over MPI
+      t = ofl::full(shape, v, d, g->placement, g->sbp);
+    } else {
+      t = ofl::full(shape, v, d, ArgDevice(a[3], "full"));
+    }
     if (requires_grad) t.requires_grad_(true);
     return NewTensorObject(std::move(t));
   } catch (...) {

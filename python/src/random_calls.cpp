@@ -12,9 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "oneflow_lite/distributed.h"
 #include "oneflow_lite/random.h"
 #include "python/src/arg_parser.h"
 #include "python/src/bindings.h"
+#include "python/src/global_args.h"
 
 namespace ofl::python {
 namespace {
@@ -41,17 +43,30 @@ double ArgReal(nb::handle h, const char* fn, const char* arg) {
   return v;
 }
 
-template <Tensor (*kMake)(const Shape&, DType, const Device&)>
+// rand / randn(*size, dtype=None, device=None, requires_grad=False, placement=None, sbp=None):
+// with placement and sbp, a global tensor holding the numbers the local call draws.
+template <Tensor (*kMake)(const Shape&, DType, const Device&),
+          Tensor (*kMakeGlobal)(const Shape&, DType, const Placement&, const Sbp&)>
 void DefSized(nb::module_& m, const char* name) {
   m.def(
       name,
-      [name](nb::args size, nb::handle dtype, nb::handle device, bool requires_grad) {
+      [name](nb::args size, nb::handle dtype, nb::handle device, bool requires_grad,
+             nb::handle placement, nb::handle sbp) {
         const Shape shape(ArgInts(size, name, "size"));
-        return Finish(kMake(shape, ArgDType(dtype, name, DType::kFloat32), ArgDevice(device, name)),
-                      requires_grad);
+        const DType d = ArgDType(dtype, name, DType::kFloat32);
+        if (const std::optional<GlobalArgs> g = ArgGlobal(name, placement, sbp, device)) {
+          Tensor t;
+          {
+            GilRelease r;  // the placement's first use may build its communicators over MPI
+            t = kMakeGlobal(shape, d, g->placement, g->sbp);
+          }
+          return Finish(std::move(t), requires_grad);
+        }
+        return Finish(kMake(shape, d, ArgDevice(device, name)), requires_grad);
       },
       nb::arg("size"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
-      nb::arg("requires_grad") = false);
+      nb::arg("requires_grad") = false, nb::arg("placement") = nb::none(),
+      nb::arg("sbp") = nb::none());
 }
 
 }  // namespace
@@ -100,8 +115,12 @@ void BindRandomCalls(nb::module_& m, nb::handle tensor_type) {
       },
       nb::arg("new_state"), nb::arg("device") = nb::none());
 
-  DefSized<&ofl::rand>(m, "rand");
-  DefSized<&ofl::randn>(m, "randn");
+  DefSized<static_cast<Tensor (*)(const Shape&, DType, const Device&)>(&ofl::rand),
+           static_cast<Tensor (*)(const Shape&, DType, const Placement&, const Sbp&)>(&ofl::rand)>(
+      m, "rand");
+  DefSized<static_cast<Tensor (*)(const Shape&, DType, const Device&)>(&ofl::randn),
+           static_cast<Tensor (*)(const Shape&, DType, const Placement&, const Sbp&)>(&ofl::randn)>(
+      m, "randn");
   // randint(high, size) / randint(low, high, size), as torch.randint.
   m.def(
       "randint",

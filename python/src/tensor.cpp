@@ -14,6 +14,7 @@
 
 #include "python/src/arg_parser.h"
 #include "python/src/bindings.h"
+#include "python/src/global_args.h"
 
 namespace ofl::python {
 namespace {
@@ -48,15 +49,7 @@ void NoArgs(const char* fn, PyObject* const* args, Py_ssize_t nargsf, PyObject* 
 }
 
 // The `sbp` argument of to_global: one sbp, or a tuple/list holding one.
-Sbp ArgSbp(nb::handle h) {
-  if ((PyTuple_Check(h.ptr()) || PyList_Check(h.ptr())) && nb::len(h) == 1) h = h[0];
-  if (nb::isinstance<Sbp>(h)) return nb::cast<Sbp>(h);
-  throw nb::type_error((std::string("to_global(): argument 'sbp' must be an oneflow_lite.sbp "
-                                    "(ofl.sbp.split(d), ofl.sbp.broadcast, ofl.sbp.partial_sum), "
-                                    "not ") +
-                        nb::type_name(h.type()).c_str())
-                           .c_str());
-}
+Sbp ArgSbp(nb::handle h) { return ArgSbpOf(h, "to_global"); }
 
 // ---- Geometry ----
 

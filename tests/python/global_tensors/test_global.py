@@ -213,6 +213,29 @@ def test_training_on_global_tensors_gives_the_one_process_losses(parallel):
     np.testing.assert_allclose(global_losses, local_losses, rtol=1e-6)
 
 
+@pytest.mark.parametrize("sbp", SBPS, ids=repr)
+def test_creation_functions_take_a_placement_and_an_sbp(sbp):
+    # As OneFlow's: a global tensor of that logical size; random numbers equal the local draws of
+    # the same seed whatever the layout (a partial_sum draw is refused).
+    for make, want in ((ofl.zeros, 0.0), (ofl.ones, 1.0), (lambda *s, **k: ofl.full(s, 2.5, **k), 2.5)):
+        t = make(4, 3, placement=PLACEMENT, sbp=sbp)
+        assert t.is_global and t.sbp == (sbp,) and t.shape == (4, 3)
+        np.testing.assert_array_equal(t.numpy(), np.full((4, 3), want, dtype=np.float32))
+    assert ofl.empty(4, 3, placement=PLACEMENT, sbp=sbp).shape == (4, 3)
+    if sbp == ofl.sbp.partial_sum:
+        with pytest.raises(ofl.InvalidArgument, match="randn: sbp P"):
+            ofl.randn(4, 3, placement=PLACEMENT, sbp=sbp)
+        return
+    ofl.manual_seed(9)
+    want = ofl.randn(4, 3).numpy()
+    ofl.manual_seed(9)
+    np.testing.assert_array_equal(ofl.randn(4, 3, placement=PLACEMENT, sbp=sbp).numpy(), want)
+    with pytest.raises(TypeError, match="placement and sbp are given together"):
+        ofl.rand(2, placement=PLACEMENT)
+    with pytest.raises(TypeError, match="device cannot be given with placement"):
+        ofl.zeros(2, device="cpu", placement=PLACEMENT, sbp=sbp)
+
+
 def test_gradients_that_would_put_the_ranks_out_of_step_are_refused_on_every_rank():
     x = ofl.tensor([1.0, 2.0], requires_grad=(R == 0))
     if N > 1:
