@@ -24,18 +24,6 @@ std::vector<float> Values(const Shape& shape, float scale, float shift) {
   return v;
 }
 
-Tensor GlobalOf(const std::vector<float>& logical, const Shape& shape, const Sbp& sbp) {
-  const Placement p = World();
-  return LocalPiece<float>(logical, shape, sbp, p.index_of(rank()), p.size()).to_global(p, sbp);
-}
-
-void ExpectClose(const std::vector<float>& got, const std::vector<float>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_NEAR(got[i], want[i], 1e-4 * std::fabs(want[i]) + 1e-5) << "element " << i;
-  }
-}
-
 Sbp GradSbpOf(const Sbp& s) { return s.is_partial_sum() ? Sbp::broadcast() : s; }
 
 // A loss of three leaves x (6,4), w (5,4), b (5) touching every family with a global signature:
@@ -79,7 +67,7 @@ TEST(GlobalAutogradTest, GradientsMatchTheLocalComputationForEverySignature) {
       ASSERT_TRUE(g.is_global());
       EXPECT_EQ(g.placement(), World());
       EXPECT_EQ(g.sbp(), GradSbpOf(sbp));
-      ExpectClose(g.to_vector<float>(), local.grad().to_vector<float>());
+      ExpectClose(g.to_vector<float>(), local.grad().to_vector<float>(), 1e-4, 1e-5);
     }
   }
 }
@@ -98,13 +86,13 @@ TEST(GlobalAutogradTest, DataParallelWeightGradientsAreReducedByTheSbpRules) {
   const Tensor ly = mm(tensor<float>(vx, sx, Device("cpu")), lw);
   (ly * ly).sum().backward();
   EXPECT_EQ(w.grad().sbp(), Sbp::broadcast());
-  ExpectClose(w.grad().to_local().to_vector<float>(), lw.grad().to_vector<float>());
+  ExpectClose(w.grad().to_local().to_vector<float>(), lw.grad().to_vector<float>(), 1e-4, 1e-5);
   // A second backward accumulates into the same .grad.
   const Tensor y2 = mm(x, w);
   (y2 * y2).sum().backward();
   std::vector<float> twice = lw.grad().to_vector<float>();
   for (float& v : twice) v *= 2;
-  ExpectClose(w.grad().to_vector<float>(), twice);
+  ExpectClose(w.grad().to_vector<float>(), twice, 1e-4, 1e-5);
 }
 
 TEST(GlobalAutogradTest, ConversionsAndBoxingPassTheGradientBack) {
@@ -120,23 +108,23 @@ TEST(GlobalAutogradTest, ConversionsAndBoxingPassTheGradientBack) {
   (g.to_global(p, Sbp::broadcast()) * g).sum().backward();  // d/dx of x * x through a boxing
   std::vector<float> want = Slice(v, shape, 0, r.start, r.size);
   for (float& x : want) x *= 2;
-  ExpectClose(piece.grad().to_vector<float>(), want);
+  ExpectClose(piece.grad().to_vector<float>(), want, 1e-4, 1e-5);
   // A broadcast local tensor gets the whole gradient.
   Tensor whole = tensor<float>(v, shape, Device("cpu")).requires_grad_();
   (whole.to_global(p, Sbp::broadcast()) * 3.0).sum().backward();
-  ExpectClose(whole.grad().to_vector<float>(), std::vector<float>(v.size(), 3.0f));
+  ExpectClose(whole.grad().to_vector<float>(), std::vector<float>(v.size(), 3.0f), 1e-4, 1e-5);
   // to_local: the local gradients are the shards of the input's SBP.
   Tensor leaf = GlobalOf(v, shape, Sbp::split(1)).requires_grad_();
   (leaf.to_local() * 4.0).sum().backward();
   EXPECT_EQ(leaf.grad().sbp(), Sbp::split(1));
-  ExpectClose(leaf.grad().to_vector<float>(), std::vector<float>(v.size(), 4.0f));
+  ExpectClose(leaf.grad().to_vector<float>(), std::vector<float>(v.size(), 4.0f), 1e-4, 1e-5);
   // A partial_sum leaf's gradient is broadcast: every shard of the sum gets all of it.
   Tensor partial = GlobalOf(v, shape, Sbp::partial_sum()).requires_grad_();
   (partial * partial).sum().backward();
   EXPECT_EQ(partial.grad().sbp(), Sbp::broadcast());
   want = v;
   for (float& x : want) x *= 2;
-  ExpectClose(partial.grad().to_vector<float>(), want);
+  ExpectClose(partial.grad().to_vector<float>(), want, 1e-4, 1e-5);
   // detach() of a global tensor stays global, without history.
   const Tensor d = g.detach();
   EXPECT_TRUE(d.is_global());

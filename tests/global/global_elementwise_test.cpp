@@ -16,26 +16,11 @@
 namespace ofl::testing {
 namespace {
 
-Tensor GlobalOf(const std::vector<float>& logical, const Shape& shape, const Sbp& sbp,
-                const Placement& p) {
-  const int me = std::max(p.index_of(rank()), 0);  // outside: any tensor
-  return LocalPiece<float>(logical, shape, sbp, me, p.size())
-      .to(p.device_type() == "sim" ? MySim() : Device("cpu"))
-      .to_global(p, sbp);
-}
-
 // Logical values 1..7 (Logical) shifted by `shift`: two inputs of one shape differ.
 std::vector<float> Values(const Shape& shape, float shift) {
   std::vector<float> v = Logical<float>(shape);
   for (float& x : v) x += shift;
   return v;
-}
-
-void ExpectClose(const std::vector<float>& got, const std::vector<float>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_NEAR(got[i], want[i], 1e-5 * std::fabs(want[i]) + 1e-6) << "element " << i;
-  }
 }
 
 using Binary = std::function<Tensor(const Tensor&, const Tensor&)>;

@@ -16,11 +16,6 @@
 namespace ofl::testing {
 namespace {
 
-Tensor GlobalOf(const std::vector<float>& logical, const Shape& shape, const Sbp& sbp) {
-  const Placement p = World();
-  return LocalPiece<float>(logical, shape, sbp, p.index_of(rank()), p.size()).to_global(p, sbp);
-}
-
 // For every SBP of an input of `shape`: op on the global tensor == op on the whole tensor, and the
 // output SBP is `want_sbp(in_sbp)` (nullopt: the op must throw InvalidArgument naming `op_name`).
 void CheckOp(const char* op_name, const Shape& shape,

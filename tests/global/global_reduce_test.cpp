@@ -18,18 +18,6 @@
 namespace ofl::testing {
 namespace {
 
-Tensor GlobalOf(const std::vector<float>& logical, const Shape& shape, const Sbp& sbp) {
-  const Placement p = World();
-  return LocalPiece<float>(logical, shape, sbp, p.index_of(rank()), p.size()).to_global(p, sbp);
-}
-
-void ExpectClose(const std::vector<float>& got, const std::vector<float>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_NEAR(got[i], want[i], 1e-5 * std::fabs(want[i]) + 1e-6) << "element " << i;
-  }
-}
-
 using Op = std::function<Tensor(const Tensor&)>;
 
 // For every SBP of an input of `shape`: op(global) == op(local whole tensor), and the output SBP

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -108,6 +110,25 @@ Tensor LocalPiece(const std::vector<T>& logical, const Shape& shape, const Sbp& 
     }
   }
   return tensor<T>(piece, shape, Device("cpu"));
+}
+
+// The global tensor over `p` (the world's cpu placement by default) whose logical value is
+// `logical`, laid out by `sbp`; on a sim placement each rank's shard is on its own sim device.
+inline Tensor GlobalOf(const std::vector<float>& logical, const Shape& shape, const Sbp& sbp,
+                       const Placement& p = World()) {
+  const int me = std::max(p.index_of(rank()), 0);  // outside: any tensor
+  return LocalPiece<float>(logical, shape, sbp, me, p.size())
+      .to(p.device_type() == "sim" ? MySim() : Device("cpu"))
+      .to_global(p, sbp);
+}
+
+// Element by element within rel * |want| + abs.
+inline void ExpectClose(const std::vector<float>& got, const std::vector<float>& want,
+                        double rel = 1e-5, double abs = 1e-6) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], want[i], rel * std::fabs(want[i]) + abs) << "element " << i;
+  }
 }
 
 inline std::vector<Sbp> AllSbps(const Shape& shape) {
